@@ -1,0 +1,246 @@
+// Configuration: one field list per config struct drives YAML loading, --set overrides,
+// validation messages, the effective-config echo and the parameter tables in docs/models.
+//
+//   struct DmaConfig { uint32_t queues; ... static const FieldList<DmaConfig>& fields(); };
+//   const FieldList<DmaConfig>& DmaConfig::fields() {
+//       static const FieldList<DmaConfig> f = {
+//           count("queues", &DmaConfig::queues, "16", 1, 64, "queues per engine (Neuron DMA guide)"), ...};
+//       return f; }
+//
+// Pure C++ (yaml-cpp, nlohmann::json): no SystemC.
+#pragma once
+
+#include "models/common/units.h"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+#include <yaml-cpp/yaml.h>
+
+namespace nctlm {
+
+// A bad configuration: the message already names file:line:col (or --set) and the key.
+struct ConfigError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The closest candidate to `word` if it is a plausible typo of it, else "".
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+
+template <class S> struct Field {
+    std::string key;
+    std::string unit;                          // "count", "bytes", "GB/s"... for docs
+    std::optional<std::string> default_text;   // YAML text; nullopt: the key is required
+    std::string range;                         // "1..64", "on_accept|on_response", ""
+    std::string doc;                           // meaning and source, one line
+    std::function<void(S&, const YAML::Node&)> load;  // parses and range-checks; throws
+    std::function<nlohmann::json(const S&)> show;
+};
+template <class S> using FieldList = std::vector<Field<S>>;
+
+// The whole configuration of one run: the platform file, an optional workload file merged over
+// it, then --set overrides. Remembers where every key came from, for error messages.
+class ConfigTree {
+public:
+    static ConfigTree from_file(const std::string& path);  // throws ConfigError
+    void merge_file(const std::string& path);               // e.g. a workload file
+    void set(const std::string& assignment);                // "dma.channels=4"
+
+    // Reads section `name` with the struct's field list; unknown, missing, badly-united and
+    // out-of-range keys are ConfigErrors naming file:line:col and the key.
+    template <class S> S load(const std::string& name) const;
+
+    // Throws on top-level sections that nobody reads.
+    void check_sections(const std::vector<std::string>& known) const;
+
+    // Effective values of every section loaded so far, in file order.
+    const nlohmann::json& effective() const { return effective_; }
+    std::string effective_yaml() const;
+
+    // "file:line:col" or "--set key" for the node at section.key.
+    std::string where(const std::string& section, const std::string& key) const;
+    const YAML::Node& root() const { return root_; }
+
+private:
+    YAML::Node root_ = YAML::Node(YAML::NodeType::Map);
+    std::map<std::string, std::string> origin_;  // "section" or "section.key" -> file or "--set"
+    mutable nlohmann::json effective_ = nlohmann::json::object();
+    [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& msg) const;
+};
+
+// ---- field builders -------------------------------------------------------------------------
+
+namespace detail {
+std::string scalar_text(const YAML::Node& n);  // throws UnitError if not a scalar
+uint64_t parse_count(const std::string& text);
+double parse_real(const std::string& text);
+bool parse_flag(const std::string& text);
+void check_range(double value, double lo, double hi, const std::string& shown);
+} // namespace detail
+
+template <class S, class T>
+Field<S> count(const char* key, T S::*m, const char* def, uint64_t lo, uint64_t hi, const char* doc) {
+    return {key, "count", def ? std::optional<std::string>(def) : std::nullopt,
+            std::to_string(lo) + ".." + std::to_string(hi), doc,
+            [=](S& s, const YAML::Node& n) {
+                uint64_t v = detail::parse_count(detail::scalar_text(n));
+                detail::check_range(double(v), double(lo), double(hi), std::to_string(v));
+                s.*m = static_cast<T>(v);
+            },
+            [=](const S& s) { return nlohmann::json(s.*m); }};
+}
+
+template <class S>
+Field<S> real(const char* key, double S::*m, const char* def, double lo, double hi, const char* doc) {
+    return {key, "number", def ? std::optional<std::string>(def) : std::nullopt,
+            nlohmann::json(lo).dump() + ".." + nlohmann::json(hi).dump(), doc,
+            [=](S& s, const YAML::Node& n) {
+                double v = detail::parse_real(detail::scalar_text(n));
+                detail::check_range(v, lo, hi, nlohmann::json(v).dump());
+                s.*m = v;
+            },
+            [=](const S& s) { return nlohmann::json(s.*m); }};
+}
+
+template <class S>
+Field<S> bytes(const char* key, uint64_t S::*m, const char* def, uint64_t lo, uint64_t hi, const char* doc) {
+    return {key, "bytes", def ? std::optional<std::string>(def) : std::nullopt,
+            format_bytes(lo) + ".." + format_bytes(hi), doc,
+            [=](S& s, const YAML::Node& n) {
+                uint64_t v = parse_bytes(detail::scalar_text(n));
+                detail::check_range(double(v), double(lo), double(hi), format_bytes(v));
+                s.*m = v;
+            },
+            [=](const S& s) { return nlohmann::json(format_bytes(s.*m)); }};
+}
+
+template <class S> Field<S> frequency(const char* key, Frequency S::*m, const char* def, const char* doc) {
+    return {key, "Hz", def ? std::optional<std::string>(def) : std::nullopt, "> 0", doc,
+            [=](S& s, const YAML::Node& n) { s.*m = parse_frequency(detail::scalar_text(n)); },
+            [=](const S& s) { return nlohmann::json(format_frequency(s.*m)); }};
+}
+
+template <class S> Field<S> bandwidth(const char* key, Bandwidth S::*m, const char* def, const char* doc) {
+    return {key, "B/s", def ? std::optional<std::string>(def) : std::nullopt, "> 0", doc,
+            [=](S& s, const YAML::Node& n) { s.*m = parse_bandwidth(detail::scalar_text(n)); },
+            [=](const S& s) { return nlohmann::json(format_bandwidth(s.*m)); }};
+}
+
+template <class S>
+Field<S> duration(const char* key, Duration S::*m, const char* def, const char* doc, double max_ns = 1e15) {
+    return {key, "s", def ? std::optional<std::string>(def) : std::nullopt, "0..", doc,
+            [=](S& s, const YAML::Node& n) {
+                Duration d = parse_duration(detail::scalar_text(n));
+                detail::check_range(d.ns, 0, max_ns, format_duration(d));
+                s.*m = d;
+            },
+            [=](const S& s) { return nlohmann::json(format_duration(s.*m)); }};
+}
+
+template <class S> Field<S> flag(const char* key, bool S::*m, const char* def, const char* doc) {
+    return {key, "bool", def ? std::optional<std::string>(def) : std::nullopt, "true|false", doc,
+            [=](S& s, const YAML::Node& n) { s.*m = detail::parse_flag(detail::scalar_text(n)); },
+            [=](const S& s) { return nlohmann::json(s.*m); }};
+}
+
+template <class S> Field<S> text(const char* key, std::string S::*m, const char* def, const char* doc) {
+    return {key, "text", def ? std::optional<std::string>(def) : std::nullopt, "", doc,
+            [=](S& s, const YAML::Node& n) { s.*m = detail::scalar_text(n); },
+            [=](const S& s) { return nlohmann::json(s.*m); }};
+}
+
+// An enumeration spelled as words in YAML.
+template <class S, class E>
+Field<S> choice(const char* key, E S::*m, std::vector<std::pair<std::string, E>> options, const char* def,
+                const char* doc) {
+    std::string range;
+    std::vector<std::string> names;
+    for (auto& [name, _] : options) {
+        range += (range.empty() ? "" : "|") + name;
+        names.push_back(name);
+    }
+    return {key, "choice", def ? std::optional<std::string>(def) : std::nullopt, range, doc,
+            [=](S& s, const YAML::Node& n) {
+                std::string word = detail::scalar_text(n);
+                for (auto& [name, value] : options)
+                    if (name == word) {
+                        s.*m = value;
+                        return;
+                    }
+                std::string hint = did_you_mean(word, names);
+                throw UnitError("'" + word + "' is not one of " + range +
+                                (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+            },
+            [=](const S& s) {
+                for (auto& [name, value] : options)
+                    if (value == s.*m)
+                        return nlohmann::json(name);
+                return nlohmann::json(nullptr);
+            }};
+}
+
+// ---- loading --------------------------------------------------------------------------------
+
+template <class S> S ConfigTree::load(const std::string& name) const {
+    const FieldList<S>& fields = S::fields();
+    S out{};
+    YAML::Node section = root_[name];
+    if (section && !section.IsMap() && !section.IsNull())
+        fail(name, "", "section '" + name + "' must be a map of keys");
+    std::vector<std::string> names;
+    for (auto& f : fields)
+        names.push_back(f.key);
+    if (section && section.IsMap())
+        for (auto it = section.begin(); it != section.end(); ++it) {
+            std::string key = it->first.as<std::string>();
+            bool known = false;
+            for (auto& f : fields)
+                known = known || f.key == key;
+            if (!known) {
+                std::string hint = did_you_mean(key, names);
+                fail(name, key,
+                     "unknown key '" + name + "." + key + "'" +
+                         (hint.empty() ? " (known: " + [&] {
+                             std::string all;
+                             for (auto& n : names)
+                                 all += (all.empty() ? "" : ", ") + n;
+                             return all;
+                         }() + ")"
+                                       : "; did you mean '" + hint + "'?"));
+            }
+        }
+    nlohmann::json echo = nlohmann::json::object();
+    for (auto& f : fields) {
+        YAML::Node value = section && section.IsMap() ? section[f.key] : YAML::Node();
+        try {
+            if (value && !value.IsNull())
+                f.load(out, value);
+            else if (f.default_text)
+                f.load(out, YAML::Node(*f.default_text));
+            else
+                fail(name, "", "missing key '" + name + "." + f.key + "' (" + f.doc + ")");
+        } catch (const UnitError& e) {
+            fail(name, f.key, "key '" + name + "." + f.key + "': " + e.what());
+        }
+        echo[f.key] = f.show(out);
+    }
+    effective_[name] = echo;
+    return out;
+}
+
+// Markdown table of a field list: name, unit, default, range, meaning and source.
+template <class S> std::string describe(const std::string& section) {
+    std::string md = "| key | unit | default | range | meaning (source) |\n| --- | --- | --- | --- | --- |\n";
+    for (auto& f : S::fields())
+        md += "| `" + section + "." + f.key + "` | " + f.unit + " | " + (f.default_text ? *f.default_text : "required") +
+              " | " + f.range + " | " + f.doc + " |\n";
+    return md;
+}
+
+} // namespace nctlm

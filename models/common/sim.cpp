@@ -1,0 +1,41 @@
+#include "models/common/sim.h"
+
+#include <cstdlib>
+
+namespace nctlm {
+
+void init_kernel(bool warnings_are_errors) {
+    static bool done = false;
+    if (done)
+        return;
+    done = true;
+    sc_core::sc_set_time_resolution(1, sc_core::SC_FS);
+    // Our own sc_stop() after the event queue drains is not news.
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    if (warnings_are_errors)
+        sc_core::sc_report_handler::set_actions(sc_core::SC_WARNING, sc_core::SC_DISPLAY | sc_core::SC_THROW);
+    // Errors throw (caught by the CLI) instead of aborting the process.
+    sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_DISPLAY | sc_core::SC_THROW);
+    sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_DISPLAY | sc_core::SC_THROW);
+}
+
+} // namespace nctlm
+
+#include "models/common/errors.h"
+
+namespace nctlm {
+namespace {
+std::vector<std::string>& error_list() {
+    static std::vector<std::string> errors;
+    return errors;
+}
+} // namespace
+
+void sim_error(const std::string& message) {
+    error_list().push_back(message);
+    sc_core::sc_stop();
+}
+
+const std::vector<std::string>& sim_errors() { return error_list(); }
+
+} // namespace nctlm

@@ -1,0 +1,65 @@
+// SystemC glue shared by every module: time conversion, kernel set-up, the payload pool.
+#pragma once
+
+#include "models/common/units.h"
+
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+namespace nctlm {
+
+// Sets a 1 fs time resolution (so 64 B at 1 TB/s = 62.5 ps is exact) and makes SystemC
+// warnings errors. Call once per process before any module is built.
+void init_kernel(bool warnings_are_errors = true);
+
+inline sc_core::sc_time to_sc(Duration d) { return sc_core::sc_time(d.ns, sc_core::SC_NS); }
+inline double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+inline double now_ns() { return ns(sc_core::sc_time_stamp()); }
+// Absolute time t_ns on the kernel's grid (1 fs), and the delay from now until then (never
+// negative). Compare and wait on the same grid, or a sub-fs remainder becomes a delta loop.
+inline sc_core::sc_time at(double t_ns) { return sc_core::sc_time(t_ns, sc_core::SC_NS); }
+inline sc_core::sc_time until(double t_ns) {
+    sc_core::sc_time t = at(t_ns), now = sc_core::sc_time_stamp();
+    return t > now ? t - now : sc_core::SC_ZERO_TIME;
+}
+
+// A pool of generic payloads with a fixed extension each: no allocation per transaction once warm.
+template <class Extension> class PayloadPool : public tlm::tlm_mm_interface {
+public:
+    ~PayloadPool() override {
+        for (auto* p : all_)
+            delete p;  // the payload deletes its extensions
+    }
+    tlm::tlm_generic_payload* acquire() {
+        tlm::tlm_generic_payload* p;
+        if (free_.empty()) {
+            p = new tlm::tlm_generic_payload(this);
+            p->set_extension(new Extension());
+            all_.push_back(p);
+        } else {
+            p = free_.back();
+            free_.pop_back();
+        }
+        p->acquire();
+        ++in_use_;
+        return p;
+    }
+    void free(tlm::tlm_generic_payload* p) override {
+        p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        p->set_data_ptr(nullptr);
+        free_.push_back(p);
+        --in_use_;
+    }
+    size_t in_use() const { return in_use_; }
+
+private:
+    std::vector<tlm::tlm_generic_payload*> all_, free_;
+    size_t in_use_ = 0;
+};
+
+template <class Extension> Extension& ext(tlm::tlm_generic_payload& p) {
+    return *p.get_extension<Extension>();
+}
+
+} // namespace nctlm

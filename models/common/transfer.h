@@ -1,0 +1,28 @@
+// The one extension every burst carries through DMA → NoC → HBM and back. Allocated once per
+// pooled payload; no allocation per transaction.
+#pragma once
+
+#include <cstdint>
+#include <tlm>
+
+namespace nctlm {
+
+struct DmaDescriptor;
+
+struct TransferExt : tlm::tlm_extension<TransferExt> {
+    DmaDescriptor* descriptor = nullptr;  // owner, for completion
+    uint32_t src_tile = 0;                // initiating tile, routes the response
+    uint32_t stack = 0, pseudo_channel = 0;
+    double issue_ns = 0;                  // BEGIN_REQ left the DMA channel
+    // Data in flight in the current direction: its first byte (head) and last byte (tail) times.
+    // Links stream data cut-through, so a hop delays the head by its latency and the tail by
+    // max(its own serialization, the incoming tail).
+    double head_ns = 0, tail_ns = 0;
+
+    tlm_extension_base* clone() const override { return new TransferExt(*this); }
+    void copy_from(const tlm_extension_base& other) override {
+        *this = static_cast<const TransferExt&>(other);
+    }
+};
+
+} // namespace nctlm

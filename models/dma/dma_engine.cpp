@@ -1,0 +1,203 @@
+#include "models/dma/dma_engine.h"
+
+#include "models/common/errors.h"
+#include "models/common/trace.h"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace nctlm {
+
+DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_t tile)
+    : sc_module(name), socket("socket"), cfg_(cfg), tile_(tile), queues_(cfg.queues), queue_active_(cfg.queues, 0),
+      channel_done_(cfg.channels), data_pipe_(cfg.data_bandwidth()), completions_("completions"),
+      descriptor_time_(to_sc(cfg.clock.cycles(cfg.descriptor_cycles))),
+      completion_ns_(cfg.clock.cycles(cfg.completion_cycles).ns),
+      bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
+      bytes_written_(stats().counter(std::string(this->name()) + ".bytes_written", "B")),
+      descriptors_(stats().counter(std::string(this->name()) + ".descriptors", "")) {
+    socket.register_nb_transport_bw(this, &DmaEngine::nb_transport_bw);
+    for (uint32_t q = 0; q < cfg.queues; ++q)
+        queue_latency_.push_back(&stats().histogram(fmt::format("{}.queue{}.latency_ns", this->name(), q), "ns"));
+    for (uint32_t c = 0; c < cfg.channels; ++c) {
+        channel_tracks_.push_back(nctlm::trace().enabled() ? nctlm::trace().track(this->name(), fmt::format("channel{}", c)) : -1);
+        sc_core::sc_spawn_options opts;
+        sc_core::sc_spawn([this, c] { channel_thread(int(c)); }, fmt::format("channel{}", c).c_str(), &opts);
+    }
+    SC_METHOD(complete_ready);
+    sensitive << completions_.get_event();
+    dont_initialize();
+}
+
+void DmaEngine::post(DmaDescriptor& d) {
+    if (d.queue >= cfg_.queues)
+        throw std::invalid_argument(fmt::format("{}: queue {} does not exist ({} queues)", name(), d.queue, cfg_.queues));
+    if (d.bytes == 0)
+        throw std::invalid_argument(fmt::format("{}: empty descriptor", name()));
+    d.id = next_id_++;
+    d.t_post = now_ns();
+    d.t_first_issue = d.t_last_accept = d.t_done = -1;
+    d.failed = false;
+    d.error.clear();
+    d.last_data_ns = 0;
+    d.holding_channel = -1;
+    d.bursts_left = uint32_t((d.address % cfg_.burst_size + d.bytes + cfg_.burst_size - 1) / cfg_.burst_size);
+    queues_[d.queue].push_back(&d);
+    live_.push_back(&d);
+    ++outstanding_;
+    work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+DmaDescriptor* DmaEngine::take_next() {
+    for (uint32_t i = 0; i < cfg_.queues; ++i) {
+        uint32_t q = (rr_next_ + i) % cfg_.queues;
+        if (!queues_[q].empty() && queue_active_[q] < cfg_.queue_channels) {
+            DmaDescriptor* d = queues_[q].front();
+            queues_[q].pop_front();
+            ++queue_active_[q];
+            rr_next_ = (q + 1) % cfg_.queues;
+            return d;
+        }
+    }
+    return nullptr;
+}
+
+void DmaEngine::channel_thread(int channel) {
+    while (true) {
+        DmaDescriptor* d = take_next();
+        if (!d) {
+            sc_core::wait(work_);
+            continue;
+        }
+        double t_take = now_ns();
+        sc_core::wait(descriptor_time_);
+        // Cut on burst_size boundaries so every burst maps to one pseudo-channel.
+        uint64_t addr = d->address, end = d->address + d->bytes;
+        while (addr < end) {
+            uint64_t next = std::min(end, (addr / cfg_.burst_size + 1) * cfg_.burst_size);
+            issue_burst(*d, addr - d->address, next - addr);
+            addr = next;
+        }
+        d->t_last_accept = now_ns();
+        if (cfg_.channel_release == ChannelRelease::OnResponse && d->t_done < 0) {
+            d->holding_channel = channel;
+            sc_core::wait(channel_done_[channel]);
+        }
+        if (channel_tracks_[channel] >= 0)
+            nctlm::trace().span(channel_tracks_[channel], d->write ? "write" : "read", t_take, now_ns());
+        --queue_active_[d->queue];
+        work_.notify(sc_core::SC_ZERO_TIME);
+    }
+}
+
+void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) {
+    // Request exclusion: one BEGIN_REQ at a time on the socket, until its END_REQ.
+    while (sc_core::sc_time_stamp() < at(request_free_at_))
+        sc_core::wait(until(request_free_at_));
+    tlm::tlm_generic_payload* p = pool_.acquire();
+    p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+    p->set_address(d.address + offset);
+    p->set_data_length(uint32_t(length));
+    p->set_streaming_width(uint32_t(length));
+    p->set_byte_enable_ptr(nullptr);
+    p->set_data_ptr(d.data ? d.data + offset : nullptr);
+    p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    TransferExt& x = ext<TransferExt>(*p);
+    x.descriptor = &d;
+    x.src_tile = tile_;
+    double now = now_ns();
+    x.issue_ns = now;
+    if (d.write) {  // the engines stream the data out of the tile: cut-through from now
+        Occupancy occ = data_pipe_.reserve(now, double(length));
+        x.head_ns = occ.start_ns;
+        x.tail_ns = occ.end_ns;
+    }
+    if (d.t_first_issue < 0)
+        d.t_first_issue = now;
+    tlm::tlm_phase phase = tlm::BEGIN_REQ;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    tlm::tlm_sync_enum s = socket->nb_transport_fw(*p, phase, delay);
+    if (s == tlm::TLM_COMPLETED) {  // refused at once (address error)
+        burst_done(*p);
+        return;
+    }
+    if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
+        request_free_at_ = now + ns(delay);
+        if (delay > sc_core::SC_ZERO_TIME)
+            sc_core::wait(delay);
+    } else {
+        request_free_at_ = 1e300;
+        sc_core::wait(end_req_);
+        request_free_at_ = now_ns();
+    }
+}
+
+tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                              sc_core::sc_time&) {
+    if (phase == tlm::END_REQ) {
+        end_req_.notify(sc_core::SC_ZERO_TIME);
+        return tlm::TLM_ACCEPTED;
+    }
+    if (phase != tlm::BEGIN_RESP)
+        return tlm::TLM_ACCEPTED;
+    burst_done(p);
+    return tlm::TLM_COMPLETED;
+}
+
+void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
+    TransferExt& x = ext<TransferExt>(p);
+    DmaDescriptor& d = *x.descriptor;
+    double now = now_ns(), done = now;
+    if (p.is_response_ok()) {
+        if (p.is_read()) {  // the engines write the data into the tile as it streams in
+            Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()));
+            done = std::max(now, occ.end_ns);
+            bytes_read_.add(p.get_data_length());
+        } else {
+            bytes_written_.add(p.get_data_length());
+        }
+    } else if (!d.failed) {
+        d.failed = true;
+        d.error = fmt::format("{}: {} of {} B at address 0x{:x} failed: {} (queue {}, descriptor {})", name(),
+                              p.is_read() ? "read" : "write", p.get_data_length(), p.get_address(),
+                              p.get_response_string(), d.queue, d.id);
+    }
+    d.last_data_ns = std::max(d.last_data_ns, done);
+    p.release();
+    if (--d.bursts_left == 0)
+        completions_.notify(d, until(d.last_data_ns + completion_ns_));
+}
+
+void DmaEngine::complete_ready() {
+    while (DmaDescriptor* d = completions_.get_next_transaction()) {
+        d->t_done = now_ns();
+        --outstanding_;
+        live_.erase(std::find(live_.begin(), live_.end(), d));
+        descriptors_.add(1);
+        queue_latency_[d->queue]->add(d->t_done - d->t_post);
+        if (d->holding_channel >= 0)
+            channel_done_[d->holding_channel].notify(sc_core::SC_ZERO_TIME);
+        if (d->failed)
+            sim_error(d->error);
+        if (d->on_complete)
+            d->on_complete(*d);
+    }
+}
+
+std::vector<std::string> DmaEngine::outstanding_report() const {
+    std::vector<std::string> lines;
+    for (const DmaDescriptor* d : live_)
+        lines.push_back(fmt::format("{}: descriptor {} ({} {} B at 0x{:x}, queue {}) posted at {:.3f} ns, "
+                                    "{} bursts still in flight",
+                                    name(), d->id, d->write ? "write" : "read", d->bytes, d->address, d->queue,
+                                    d->t_post, d->bursts_left));
+    return lines;
+}
+
+void DmaEngine::end_of_simulation() {
+    double elapsed = now_ns();
+    stats().counter(std::string(name()) + ".utilization", "").value =
+        elapsed > 0 ? data_pipe_.busy_ns() / elapsed : 0;
+}
+
+} // namespace nctlm

@@ -1,0 +1,67 @@
+// A NeuronCore's DMA block: queues (in order within a queue, round-robin across queues), a
+// channel pool, descriptors cut into bursts sent as AT transactions. A channel is freed when
+// the next hop accepts a descriptor's last burst (END_REQ), or under `channel_release:
+// on_response` only when the descriptor completes (the old round-trip hold, kept for ablation).
+#pragma once
+
+#include "models/common/bandwidth_pipe.h"
+#include "models/common/sim.h"
+#include "models/common/stats.h"
+#include "models/common/transfer.h"
+#include "models/dma/dma_config.h"
+#include "models/dma/dma_descriptor.h"
+
+#include <deque>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/peq_with_get.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <vector>
+
+namespace nctlm {
+
+class DmaEngine : public sc_core::sc_module {
+public:
+    tlm_utils::simple_initiator_socket<DmaEngine> socket;
+
+    SC_HAS_PROCESS(DmaEngine);
+    DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_t tile);
+
+    // Queues a descriptor now (any process may call it). The caller keeps it alive until done.
+    void post(DmaDescriptor& d);
+    const DmaConfig& config() const { return cfg_; }
+    size_t outstanding() const { return outstanding_; }
+    std::vector<std::string> outstanding_report() const;
+
+private:
+    void channel_thread(int channel);
+    DmaDescriptor* take_next();
+    void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length);
+    void burst_done(tlm::tlm_generic_payload& p);
+    tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
+    void complete_ready();
+    void end_of_simulation() override;
+
+    DmaConfig cfg_;
+    uint32_t tile_;
+    std::vector<std::deque<DmaDescriptor*>> queues_;
+    std::vector<uint32_t> queue_active_;
+    uint32_t rr_next_ = 0;
+    sc_core::sc_event work_, end_req_;
+    std::vector<sc_core::sc_event> channel_done_;
+    double request_free_at_ = 0;  // request exclusion on the shared socket
+    BandwidthPipe data_pipe_;     // the engines' data path into/out of the tile
+    PayloadPool<TransferExt> pool_;
+    tlm_utils::peq_with_get<DmaDescriptor> completions_;
+    sc_core::sc_time descriptor_time_;
+    double completion_ns_;
+    size_t outstanding_ = 0;
+    uint64_t next_id_ = 0;
+    std::vector<DmaDescriptor*> live_;  // posted and not done, for deadlock reports
+    Counter &bytes_read_, &bytes_written_, &descriptors_;
+    std::vector<Histogram*> queue_latency_;  // post -> done per queue
+    std::vector<int> channel_tracks_;
+};
+
+} // namespace nctlm

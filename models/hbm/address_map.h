@@ -1,0 +1,39 @@
+// The one place that maps an address to (stack, pseudo-channel, offset). Shared by the NoC
+// router and the HBM controllers. Pure C++.
+//
+// Two windows alias the same memory:
+//  [0, stacks x capacity)                          stack s owns [s x capacity, (s+1) x capacity)
+//  [interleaved_base, interleaved_base + total)   consecutive stack_interleave chunks rotate
+//                                                  over the stacks (for spreading, e.g. a KV cache)
+// Inside a stack, consecutive `interleave` chunks rotate over the pseudo-channels.
+#pragma once
+
+#include "models/hbm/hbm_config.h"
+
+#include <cstdint>
+#include <optional>
+
+namespace nctlm {
+
+struct HbmLocation {
+    uint32_t stack;
+    uint32_t pseudo_channel;
+    uint64_t offset;  // byte offset inside the stack
+};
+
+class AddressMap {
+public:
+    explicit AddressMap(const HbmConfig& cfg);
+    std::optional<HbmLocation> map(uint64_t address) const;
+    uint64_t stack_base(uint32_t stack) const { return uint64_t(stack) * capacity_; }
+    uint64_t interleaved_base() const { return interleaved_base_; }
+    uint64_t total_bytes() const { return capacity_ * stacks_; }
+    uint32_t stacks() const { return stacks_; }
+    uint64_t pc_interleave() const { return interleave_; }
+
+private:
+    uint32_t stacks_, pcs_;
+    uint64_t capacity_, interleave_, stack_interleave_, interleaved_base_;
+};
+
+} // namespace nctlm

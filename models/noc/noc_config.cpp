@@ -1,0 +1,20 @@
+#include "models/noc/noc_config.h"
+
+namespace nctlm {
+
+const FieldList<NocConfig>& NocConfig::fields() {
+    using C = NocConfig;
+    static const FieldList<C> f = {
+        frequency("clock", &C::clock, nullptr, "NoC clock (not published for Trainium; assumed)"),
+        count("hop_cycles", &C::hop_cycles, nullptr, 0, 1000,
+              "cycles per link traversed, router pipeline + wire (assumed; no public figure)"),
+        bandwidth("link_bandwidth", &C::link_bandwidth, nullptr,
+                  "tile<->router and router<->stack link, per direction; must exceed a stack's HBM rate"),
+        bandwidth("ring_bandwidth", &C::ring_bandwidth, nullptr,
+                  "router<->router ring link, per direction; shared by remote traffic"),
+        bytes("request_bytes", &C::request_bytes, "64 B", 1, 4096, "request / write-ack header flit"),
+    };
+    return f;
+}
+
+} // namespace nctlm

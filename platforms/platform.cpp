@@ -1,0 +1,26 @@
+#include "platforms/platform.h"
+
+#include <fmt/format.h>
+
+namespace nctlm {
+
+Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
+    : sc_module(name), config(cfg), address_map(cfg.hbm), tiles(cfg.platform.tiles, cfg.dma),
+      noc("noc", cfg.noc, address_map, cfg.platform.tiles) {
+    for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
+        hbm.push_back(std::make_unique<HbmController>(fmt::format("hbm{}", s).c_str(), cfg.hbm, address_map, s));
+        noc.stack_sockets.bind(hbm.back()->socket);
+    }
+    for (size_t t = 0; t < tiles.size(); ++t)
+        tiles[t].dma.socket.bind(noc.tile_sockets);
+}
+
+std::vector<std::string> Platform::outstanding_report() const {
+    std::vector<std::string> lines;
+    for (size_t t = 0; t < tiles.size(); ++t)
+        for (auto& l : tiles[t].dma.outstanding_report())
+            lines.push_back(l);
+    return lines;
+}
+
+} // namespace nctlm

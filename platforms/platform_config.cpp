@@ -1,0 +1,44 @@
+#include "platforms/platform_config.h"
+
+namespace nctlm {
+
+const FieldList<ChipConfig>& ChipConfig::fields() {
+    using C = ChipConfig;
+    static const FieldList<C> f = {
+        text("name", &C::name, nullptr, "platform name, echoed in results"),
+        count("tiles", &C::tiles, nullptr, 1, 256, "NeuronCore tiles on the chip (trn1: 2, trn2: 8)"),
+    };
+    return f;
+}
+
+PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
+    PlatformConfig c;
+    c.platform = tree.load<ChipConfig>("platform");
+    c.dma = tree.load<DmaConfig>("dma");
+    c.noc = tree.load<NocConfig>("noc");
+    c.hbm = tree.load<HbmConfig>("hbm");
+    auto fail = [&](const std::string& section, const std::string& key, const std::string& msg) {
+        throw ConfigError(tree.where(section, key) + ": " + msg);
+    };
+    if (c.hbm.interleave % c.dma.burst_size != 0)
+        fail("dma", "burst_size",
+             "dma.burst_size (" + format_bytes(c.dma.burst_size) + ") must divide hbm.interleave (" +
+                 format_bytes(c.hbm.interleave) + ") so that every burst maps to one pseudo-channel");
+    if (c.hbm.stack_capacity % c.hbm.interleave != 0)
+        fail("hbm", "interleave", "hbm.interleave must divide hbm.stack_capacity");
+    if (c.hbm.stack_interleave % c.hbm.interleave != 0 && c.hbm.interleave % c.hbm.stack_interleave != 0)
+        fail("hbm", "stack_interleave", "hbm.stack_interleave and hbm.interleave must divide one another");
+    if (c.hbm.interleaved_base != 0 && c.hbm.interleaved_base < c.hbm.stack_capacity * c.hbm.stacks)
+        fail("hbm", "interleaved_base", "hbm.interleaved_base overlaps the contiguous window (" +
+                                            format_bytes(c.hbm.stack_capacity * c.hbm.stacks) + ")");
+    if (c.dma.queue_channels > c.dma.channels)
+        fail("dma", "queue_channels", "dma.queue_channels cannot exceed dma.channels");
+    return c;
+}
+
+const std::vector<std::string>& PlatformConfig::sections() {
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "testbench", "workload"};
+    return s;
+}
+
+} // namespace nctlm

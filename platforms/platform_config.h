@@ -1,0 +1,30 @@
+#pragma once
+
+#include "models/common/config.h"
+#include "models/dma/dma_config.h"
+#include "models/hbm/hbm_config.h"
+#include "models/noc/noc_config.h"
+
+namespace nctlm {
+
+// `platform.*`: the chip as a whole.
+struct ChipConfig {
+    std::string name;
+    uint32_t tiles = 0;
+    static const FieldList<ChipConfig>& fields();
+};
+
+// Everything a platform file describes, one struct per section.
+struct PlatformConfig {
+    ChipConfig platform;
+    DmaConfig dma;
+    NocConfig noc;
+    HbmConfig hbm;
+
+    // Loads every section and checks the rules that span sections; throws ConfigError.
+    static PlatformConfig load(const ConfigTree& tree);
+    // Top-level sections a run may contain (platform sections + testbench + workload).
+    static const std::vector<std::string>& sections();
+};
+
+} // namespace nctlm

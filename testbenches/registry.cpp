@@ -1,0 +1,31 @@
+#include "testbenches/b2b/b2b.h"
+#include "testbenches/probe/probe.h"
+#include "testbenches/testbench.h"
+
+namespace nctlm {
+
+std::string Testbench::summary() const { return results().dump(2); }
+
+const std::vector<TestbenchInfo>& testbenches() {
+    static const std::vector<TestbenchInfo> all = {
+        {"probe", "one PE->HBM read end to end (latency_ns)", [] { return std::make_unique<ProbeTestbench>(); }},
+        {"b2b", "N back-to-back DMA reads vs N x single op (ratio)", [] { return std::make_unique<B2bTestbench>(); }},
+    };
+    return all;
+}
+
+std::unique_ptr<Testbench> make_testbench(const std::string& name) {
+    std::vector<std::string> names;
+    for (auto& t : testbenches()) {
+        if (t.name == name)
+            return t.make();
+        names.push_back(t.name);
+    }
+    std::string hint = did_you_mean(name, names), all;
+    for (auto& n : names)
+        all += (all.empty() ? "" : ", ") + n;
+    throw ConfigError("unknown testbench '" + name + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                      " (known: " + all + ")");
+}
+
+} // namespace nctlm

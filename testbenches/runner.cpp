@@ -1,0 +1,92 @@
+#include "testbenches/runner.h"
+
+#include "models/common/errors.h"
+#include "models/common/sim.h"
+#include "models/common/stats.h"
+#include "models/common/trace.h"
+#include "testbenches/testbench.h"
+
+#include <chrono>
+#include <cstdio>
+#include <fmt/format.h>
+#include <unistd.h>
+
+namespace nctlm {
+namespace {
+
+// Runs the kernel in slices so a long run can report progress without touching the models.
+void simulate(bool progress) {
+    using clock = std::chrono::steady_clock;
+    auto start = clock::now();
+    if (!progress) {
+        sc_core::sc_start();
+        return;
+    }
+    auto last = start;
+    while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
+        sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+        auto now = clock::now();
+        if (now - last > std::chrono::seconds(1)) {
+            double wall = std::chrono::duration<double>(now - start).count();
+            fmt::print(stderr, "\r[nctlm] simulated {:.3f} us in {:.1f} s, {:.0f} delta cycles/s   ",
+                       now_ns() / 1e3, wall, double(sc_core::sc_delta_count()) / wall);
+            last = now;
+        }
+    }
+    fmt::print(stderr, "\n");
+}
+
+} // namespace
+
+RunOutcome run(const RunOptions& o) {
+    ConfigTree tree = ConfigTree::from_file(o.platform_file);
+    if (!o.workload_file.empty())
+        tree.merge_file(o.workload_file);
+    for (auto& s : o.overrides)
+        tree.set(s);
+    PlatformConfig cfg = PlatformConfig::load(tree);
+    std::unique_ptr<Testbench> tb = make_testbench(o.testbench);
+    tb->configure(tree);
+    tree.check_sections(PlatformConfig::sections());
+
+    init_kernel();
+    if (!o.trace_file.empty())
+        trace().enable(o.trace_start_ns, o.trace_end_ns < 0 ? 1e300 : o.trace_end_ns, o.trace_max_events);
+    Platform top("top", cfg);
+    tb->build(top);
+
+    auto wall_start = std::chrono::steady_clock::now();
+    simulate(o.progress && isatty(fileno(stderr)));
+    double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
+        sc_core::sc_stop();  // runs end_of_simulation() callbacks, which finalize stats
+
+    RunOutcome out;
+    out.errors = sim_errors();
+    auto stuck = top.outstanding_report();
+    if (!stuck.empty() && out.errors.empty()) {
+        out.errors.push_back(fmt::format("simulation ended at {:.3f} ns with {} transfer(s) still in flight "
+                                         "(deadlock or lost response):",
+                                         now_ns(), stuck.size()));
+        for (auto& s : stuck)
+            out.errors.push_back("  " + s);
+    }
+    out.report["platform"] = cfg.platform.name;
+    out.report["testbench"] = o.testbench;
+    out.report["config"] = tree.effective();
+    out.report["results"] = tb->results();
+    out.report["stats"] = stats().to_json();
+    out.report["sim"] = {{"simulated_ns", now_ns()},
+                         {"wall_s", wall_s},
+                         {"delta_cycles", sc_core::sc_delta_count()},
+                         {"errors", out.errors}};
+    out.summary = tb->summary();
+    if (!o.trace_file.empty()) {
+        trace().write(o.trace_file);
+        out.summary += fmt::format("\ntrace: {} events written to {}{}", trace().size(), o.trace_file,
+                                   trace().dropped() ? fmt::format(" ({} dropped by the cap)", trace().dropped()) : "");
+    }
+    return out;
+}
+
+} // namespace nctlm

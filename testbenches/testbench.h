@@ -1,0 +1,38 @@
+// A testbench drives a platform, measures, and returns its headline figures. `nctlm run
+// --testbench NAME` looks it up in the registry (registry.cpp: one line per testbench).
+#pragma once
+
+#include "models/common/config.h"
+#include "platforms/platform.h"
+
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace nctlm {
+
+class Testbench {
+public:
+    virtual ~Testbench() = default;
+    // Reads the `testbench` and `workload` sections it needs (with its own field lists).
+    virtual void configure(const ConfigTree& tree) = 0;
+    // Attaches traffic to the built platform (elaboration time).
+    virtual void build(Platform& platform) = 0;
+    // Headline figures after the simulation, for `results` in the stats JSON.
+    virtual nlohmann::json results() const = 0;
+    // Human summary, a few lines.
+    virtual std::string summary() const;
+};
+
+struct TestbenchInfo {
+    std::string name;
+    std::string doc;
+    std::function<std::unique_ptr<Testbench>()> make;
+};
+
+const std::vector<TestbenchInfo>& testbenches();
+std::unique_ptr<Testbench> make_testbench(const std::string& name);  // throws ConfigError if unknown
+
+} // namespace nctlm
