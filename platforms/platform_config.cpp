@@ -17,6 +17,8 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
     c.dma = tree.load<DmaConfig>("dma");
     c.noc = tree.load<NocConfig>("noc");
     c.hbm = tree.load<HbmConfig>("hbm");
+    c.pe = tree.load<PeConfig>("pe");
+    c.host = tree.load<HostConfig>("host");
     auto fail = [&](const std::string& section, const std::string& key, const std::string& msg) {
         throw ConfigError(tree.where(section, key) + ": " + msg);
     };
@@ -37,7 +39,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
 }
 
 const std::vector<std::string>& PlatformConfig::sections() {
-    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "testbench", "workload"};
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "testbench", "workload"};
     return s;
 }
 

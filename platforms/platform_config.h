@@ -3,6 +3,8 @@
 #include "models/common/config.h"
 #include "models/dma/dma_config.h"
 #include "models/hbm/hbm_config.h"
+#include "models/host/host_config.h"
+#include "models/pe/pe_config.h"
 #include "models/noc/noc_config.h"
 
 namespace nctlm {
@@ -20,6 +22,8 @@ struct PlatformConfig {
     DmaConfig dma;
     NocConfig noc;
     HbmConfig hbm;
+    PeConfig pe;
+    HostConfig host;
 
     // Loads every section and checks the rules that span sections; throws ConfigError.
     static PlatformConfig load(const ConfigTree& tree);

@@ -119,7 +119,9 @@ int cmd_describe(const std::vector<std::string>& args) {
     const Section sections[] = {{"platform", &describe<ChipConfig>},
                                 {"dma", &describe<DmaConfig>},
                                 {"noc", &describe<NocConfig>},
-                                {"hbm", &describe<HbmConfig>}};
+                                {"hbm", &describe<HbmConfig>},
+                                {"pe", &describe<PeConfig>},
+                                {"host", &describe<HostConfig>}};
     bool found = false;
     for (auto& s : sections)
         if (which.empty() || which == s.name) {

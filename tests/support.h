@@ -1,0 +1,28 @@
+// Helpers for tests: paths into the source tree, one simulation run, the CLI as a subprocess.
+#pragma once
+
+#include "testbenches/runner.h"
+
+#include <string>
+#include <vector>
+
+namespace nctlm::test {
+
+std::string source_path(const std::string& relative);  // NCTLM_SOURCE_DIR + "/" + relative
+std::string platform(const std::string& name);          // configs/platforms/<name>.yaml
+
+// One simulation in this process (call once per TEST).
+RunOutcome run_testbench(const std::string& platform_name, const std::string& testbench,
+                         const std::vector<std::string>& overrides = {}, const std::string& workload = "");
+
+struct CliResult {
+    int exit_code;
+    std::string out, err;
+};
+// Runs build/bin/nctlm with arguments (shell-quoted by the caller where needed).
+CliResult run_cli(const std::string& arguments);
+
+// Writes text to a fresh temporary file and returns its path (ending in `suffix`).
+std::string temp_file(const std::string& text, const std::string& suffix = ".yaml");
+
+} // namespace nctlm::test

@@ -1,0 +1,78 @@
+#include "models/hbm/address_map.h"
+#include "models/noc/topology.h"
+
+#include <gtest/gtest.h>
+#include <set>
+
+using namespace nctlm;
+
+namespace {
+HbmConfig two_stacks() {
+    HbmConfig c;
+    c.stacks = 2;
+    c.stack_capacity = 16ull << 30;
+    c.pseudo_channels = 16;
+    c.interleave = 2048;
+    c.stack_interleave = 4096;
+    c.interleaved_base = 1ull << 40;
+    return c;
+}
+} // namespace
+
+TEST(AddressMap, ContiguousWindowOwnsStacksInOrder) {
+    AddressMap m(two_stacks());
+    EXPECT_EQ(m.map(0)->stack, 0u);
+    EXPECT_EQ(m.map((16ull << 30) - 1)->stack, 0u);
+    EXPECT_EQ(m.map(16ull << 30)->stack, 1u);
+    EXPECT_EQ(m.map(16ull << 30)->offset, 0u);
+}
+
+TEST(AddressMap, PseudoChannelsRotateEveryInterleaveChunk) {
+    AddressMap m(two_stacks());
+    std::set<uint32_t> pcs;
+    for (uint64_t a = 0; a < 32768; a += 2048)
+        pcs.insert(m.map(a)->pseudo_channel);
+    EXPECT_EQ(pcs.size(), 16u) << "a 32 KiB read must cover all 16 PCs";
+    EXPECT_EQ(m.map(2047)->pseudo_channel, 0u);
+    EXPECT_EQ(m.map(2048)->pseudo_channel, 1u);
+    EXPECT_EQ(m.map(32768)->pseudo_channel, 0u);
+}
+
+TEST(AddressMap, InterleavedWindowAliasesTheSameMemoryAcrossStacks) {
+    AddressMap m(two_stacks());
+    uint64_t base = 1ull << 40;
+    EXPECT_EQ(m.map(base)->stack, 0u);
+    EXPECT_EQ(m.map(base + 4096)->stack, 1u);
+    EXPECT_EQ(m.map(base + 8192)->stack, 0u);
+    EXPECT_EQ(m.map(base + 8192)->offset, 4096u);
+    EXPECT_EQ(m.map(base + 4096 + 100)->offset, 100u);
+}
+
+TEST(AddressMap, OutOfMapAddressesHaveNoLocation) {
+    AddressMap m(two_stacks());
+    EXPECT_FALSE(m.map(32ull << 30).has_value());
+    EXPECT_FALSE(m.map((1ull << 40) + (32ull << 30)).has_value());
+    EXPECT_FALSE(m.map(~0ull).has_value());
+}
+
+TEST(Topology, LocalRouteIsTwoLinksRemoteCrossesTheRing) {
+    Topology t(2, 2);
+    EXPECT_EQ(t.router_of_tile(0), 0u);
+    EXPECT_EQ(t.router_of_tile(1), 1u);
+    EXPECT_EQ(t.request_route(0, 0).size(), 2u);
+    EXPECT_EQ(t.request_route(0, 1).size(), 3u);
+    EXPECT_EQ(t.response_route(1, 0).size(), 3u);
+    EXPECT_EQ(t.ring_hops(0, 1), 1u);
+}
+
+TEST(Topology, EightTilesFourStacksShareRouters) {
+    Topology t(8, 4);
+    EXPECT_EQ(t.router_of_tile(0), 0u);
+    EXPECT_EQ(t.router_of_tile(1), 0u);
+    EXPECT_EQ(t.router_of_tile(7), 3u);
+    EXPECT_EQ(t.ring_hops(0, 2), 2u);
+    EXPECT_EQ(t.ring_hops(0, 3), 1u);  // shortest way round
+    // Two tiles on one router share its router->stack link but have their own tile links.
+    EXPECT_EQ(t.request_route(0, 0).back(), t.request_route(1, 0).back());
+    EXPECT_NE(t.request_route(0, 0).front(), t.request_route(1, 0).front());
+}
