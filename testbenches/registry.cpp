@@ -1,5 +1,6 @@
 #include "testbenches/b2b/b2b.h"
 #include "testbenches/probe/probe.h"
+#include "testbenches/stream/stream.h"
 #include "testbenches/testbench.h"
 
 namespace nctlm {
@@ -10,6 +11,8 @@ const std::vector<TestbenchInfo>& testbenches() {
     static const std::vector<TestbenchInfo> all = {
         {"probe", "one PE->HBM read end to end (latency_ns)", [] { return std::make_unique<ProbeTestbench>(); }},
         {"b2b", "N back-to-back DMA reads vs N x single op (ratio)", [] { return std::make_unique<B2bTestbench>(); }},
+        {"stream", "every tile streams HBM reads (local/remote/interleaved): GB/s per tile and stack",
+         [] { return std::make_unique<StreamTestbench>(); }},
     };
     return all;
 }

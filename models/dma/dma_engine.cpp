@@ -158,9 +158,12 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
         }
     } else if (!d.failed) {
         d.failed = true;
+        std::string why = p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
+                              ? "address error: outside the HBM address map"
+                              : p.get_response_string();
         d.error = fmt::format("{}: {} of {} B at address 0x{:x} failed: {} (queue {}, descriptor {})", name(),
-                              p.is_read() ? "read" : "write", p.get_data_length(), p.get_address(),
-                              p.get_response_string(), d.queue, d.id);
+                              p.is_read() ? "read" : "write", p.get_data_length(), p.get_address(), why, d.queue,
+                              d.id);
     }
     d.last_data_ns = std::max(d.last_data_ns, done);
     p.release();

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
+#include "models/common/peq.h"
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_config.h"
@@ -11,7 +12,6 @@
 
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <vector>
 
@@ -42,7 +42,7 @@ private:
     uint32_t stack_;
     std::vector<PseudoChannel> pcs_;
     SparseMemory memory_;
-    tlm_utils::peq_with_cb_and_phase<HbmController> resp_peq_;
+    Peq<HbmController> resp_peq_;
     Counter &bytes_read_, &bytes_written_, &bursts_;
 };
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
+#include "models/common/peq.h"
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
 #include "models/noc/noc_config.h"
@@ -14,7 +15,6 @@
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
 #include <tlm_utils/multi_passthrough_target_socket.h>
-#include <tlm_utils/peq_with_cb_and_phase.h>
 #include <vector>
 
 namespace nctlm {
@@ -48,7 +48,7 @@ private:
     Topology topology_;
     double hop_ns_;
     std::vector<Link> links_;
-    tlm_utils::peq_with_cb_and_phase<Noc> req_peq_, resp_peq_;
+    Peq<Noc> req_peq_, resp_peq_;
     Counter &address_errors_, &bursts_;
 };
 

@@ -1,0 +1,262 @@
+// The memory path PE DMA -> NoC -> HBM on whole platforms: the oracles and the module behaviour.
+#include "models/common/errors.h"
+#include "models/common/sim.h"
+#include "platforms/platform.h"
+#include "tests/support.h"
+
+#include <gtest/gtest.h>
+#include <algorithm>
+#include <numeric>
+#include <tlm_utils/simple_target_socket.h>
+
+using namespace nctlm;
+
+namespace {
+
+PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets = {}) {
+    ConfigTree t = ConfigTree::from_file(test::platform(name));
+    for (auto& s : sets)
+        t.set(s);
+    return PlatformConfig::load(t);
+}
+
+double result(const RunOutcome& r, const char* key) { return r.report["results"][key].get<double>(); }
+
+DmaDescriptor transfer(uint64_t address, uint64_t bytes, bool write, uint32_t queue, unsigned char* data,
+                       std::function<void(DmaDescriptor&)> done) {
+    DmaDescriptor d;
+    d.address = address;
+    d.bytes = bytes;
+    d.write = write;
+    d.queue = queue;
+    d.data = data;
+    d.on_complete = std::move(done);
+    return d;
+}
+
+} // namespace
+
+// ---- the oracles on trn1 ----------------------------------------------------------------
+
+TEST(Probe, LocalRead32KiBTakes141ns) {
+    RunOutcome r = test::run_testbench("trn1", "probe");
+    ASSERT_TRUE(r.errors.empty());
+    EXPECT_NEAR(result(r, "latency_ns"), 141.0, 0.01);
+}
+
+TEST(Probe, LatencyFollowsTheParameters) {
+    // +10 ns of controller latency, and 10 instead of 8 NoC cycles per hop on 4 hops (+1 ns each).
+    RunOutcome r = test::run_testbench("trn1", "probe", {"hbm.controller_latency=39 ns", "noc.hop_cycles=10"});
+    EXPECT_NEAR(result(r, "latency_ns"), 141.0 + 10 + 4 * 1.0, 0.01);
+}
+
+TEST(Probe, FasterPseudoChannelsMakeTheDmaDataPathTheLimit) {
+    // At 51.2 GB/s per PC the 16 PCs deliver 32 KiB in 40 ns, faster than the DMA engines' 16 x 27.2 GB/s
+    // (75.3 ns): the probe is then bounded by the DMA, not the HBM.
+    RunOutcome r = test::run_testbench("trn1", "probe", {"hbm.pc_bandwidth=51.2 GB/s"});
+    double dma_ns = 32768 / 435.2;
+    EXPECT_GT(result(r, "latency_ns"), 141.0 - 80 + dma_ns - 1);
+    EXPECT_LT(result(r, "latency_ns"), 141.0);
+}
+
+TEST(Probe, RemoteStackCostsOneRingHopEachWay) {
+    RunOutcome r = test::run_testbench("trn1", "probe", {"testbench.target=remote"});
+    ASSERT_TRUE(r.errors.empty());
+    // One more 4 ns hop each way; and the 16 request flits cross the narrower ring link (64 B at
+    // 512 GB/s instead of 1024 GB/s): 16 x 0.0625 ns more before the last request arrives.
+    EXPECT_NEAR(result(r, "latency_ns"), 141.0 + 2 * 4.0 + 16 * 0.0625, 0.01);
+    EXPECT_EQ(r.report["results"]["stack"], 1);
+}
+
+TEST(BackToBack, test_pe_dma_back_to_back_pipelining) {
+    RunOutcome r = test::run_testbench("trn1", "b2b");
+    ASSERT_TRUE(r.errors.empty());
+    EXPECT_EQ(r.report["results"]["n"], 8);
+    EXPECT_NEAR(result(r, "single_op_ns"), 141.0, 0.01);
+    EXPECT_NEAR(result(r, "serial_ns"), 8 * result(r, "single_op_ns"), 1e-6);
+    EXPECT_LT(result(r, "ratio"), 0.75);
+    // The HBM pseudo-channels alone serialize: 8 reads x 80 ns per PC after the first's fixed latency.
+    EXPECT_NEAR(result(r, "wall_ns"), 141.0 + 7 * 80.0, 2.0);
+}
+
+TEST(BackToBack, HoldingTheChannelForTheRoundTripSerializes) {
+    RunOutcome r = test::run_testbench("trn1", "b2b", {"dma.channel_release=on_response"});
+    ASSERT_TRUE(r.errors.empty());
+    EXPECT_GE(result(r, "ratio"), 0.95);
+    EXPECT_EQ(r.report["results"]["channel_release"], "on_response");
+}
+
+TEST(BackToBack, RequestsLeaveTheChannelClustered) {
+    RunOutcome r = test::run_testbench("trn1", "b2b");
+    double spread = result(r, "t_start_spread_ns"), single = result(r, "single_op_ns");
+    EXPECT_GT(spread, 0.0);
+    EXPECT_LT(spread, 0.5 * single) << "with on_accept the N requests must leave within a small window";
+    EXPECT_LT(result(r, "ratio"), 0.75);
+}
+
+TEST(BackToBack, StatsAndEffectiveConfigAreReported) {
+    RunOutcome r = test::run_testbench("trn1", "b2b", {"testbench.n=4"});
+    EXPECT_EQ(r.report["config"]["dma"]["channel_release"], "on_accept");
+    EXPECT_EQ(r.report["config"]["testbench"]["n"], 4);
+    auto& hbm0 = r.report["stats"]["top"]["hbm0"];
+    EXPECT_DOUBLE_EQ(hbm0["bytes_read"].get<double>(), 5 * 32768.0);  // single op + 4
+    EXPECT_EQ(hbm0["pc0"]["wait_ns"]["count"], 5);
+    EXPECT_GT(hbm0["pc0"]["wait_ns"]["max"].get<double>(), 0.0);
+    EXPECT_GT(r.report["stats"]["top"]["tile0"]["dma"]["queue0"]["latency_ns"]["p99"].get<double>(), 141.0);
+}
+
+// ---- module behaviour on hand-built platforms ------------------------------------------
+
+namespace {
+
+// Runs `traffic` on a platform built in this process; returns after the simulation drains.
+void simulate(Platform& p, std::function<void(Platform&)> traffic) {
+    sc_core::sc_spawn([&] { traffic(p); }, "traffic");
+    sc_core::sc_start();
+}
+
+} // namespace
+
+TEST(HbmController, SamePseudoChannelRequestsSerializeInIssueOrder) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny", {"dma.queue_channels=4"});
+    Platform p("top", cfg);
+    // Addresses one full PC rotation apart all hit pseudo-channel 0 of stack 0.
+    uint64_t stride = cfg.hbm.interleave * cfg.hbm.pseudo_channels;
+    std::vector<DmaDescriptor> d(6);
+    simulate(p, [&](Platform& plat) {
+        for (size_t i = 0; i < d.size(); ++i) {
+            d[i].address = i * stride;
+            d[i].bytes = cfg.hbm.interleave;
+            d[i].queue = 0;  // up to 4 channels work on the queue at once: only the PC serializes
+            plat.tiles[0].pe.post_dma(d[i]);
+        }
+    });
+    std::sort(d.begin(), d.end(), [](auto& a, auto& b) { return a.t_first_issue < b.t_first_issue; });
+    double occupancy = cfg.hbm.pc_bandwidth.transfer(double(cfg.hbm.interleave)).ns;  // 1 KiB / 16 GB/s = 64 ns
+    EXPECT_LT(d.back().t_first_issue - d.front().t_first_issue, occupancy) << "requests must overlap in flight";
+    for (size_t i = 1; i < d.size(); ++i) {
+        EXPECT_GT(d[i].t_done, d[i - 1].t_done) << "request " << i << " overtook its predecessor";
+        EXPECT_NEAR(d[i].t_done - d[i - 1].t_done, occupancy, 0.01) << i;
+    }
+}
+
+TEST(HbmController, DifferentPseudoChannelsOverlap) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny");
+    Platform p("top", cfg);
+    std::vector<DmaDescriptor> d(cfg.hbm.pseudo_channels);
+    simulate(p, [&](Platform& plat) {
+        for (size_t i = 0; i < d.size(); ++i) {
+            d[i].address = i * cfg.hbm.interleave;
+            d[i].bytes = cfg.hbm.interleave;
+            d[i].queue = uint32_t(i % cfg.dma.queues);
+            plat.tiles[0].pe.post_dma(d[i]);
+        }
+    });
+    double occupancy = cfg.hbm.pc_bandwidth.transfer(double(cfg.hbm.interleave)).ns;
+    EXPECT_LT(d.back().t_done - d.front().t_done, occupancy / 2);
+}
+
+TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    ASSERT_TRUE(cfg.hbm.functional);
+    Platform p("top", cfg);
+    const uint64_t size = 10 * 1024 + 100;  // not a whole number of bursts
+    std::vector<unsigned char> out(size), back(size, 0xEE), remote(size, 0xEE);
+    for (size_t i = 0; i < size; ++i)
+        out[i] = static_cast<unsigned char>(i * 7 + 3);
+    uint64_t addr = p.stack_address(1, 300);  // unaligned, on the other stack
+    DmaDescriptor w, r, via_interleaved;
+    simulate(p, [&](Platform& plat) {
+        sc_core::sc_event done;
+        w = transfer(addr, size, true, 0, out.data(), [&](DmaDescriptor&) { done.notify(); });
+        plat.tiles[0].pe.post_dma(w);
+        sc_core::wait(done);
+        r = transfer(addr, size, false, 1, back.data(), [&](DmaDescriptor&) { done.notify(); });
+        plat.tiles[1].pe.post_dma(r);
+        sc_core::wait(done);
+        // Unwritten memory reads as zero.
+        via_interleaved = transfer(plat.address_map.interleaved_base() + (1 << 20), size, false, 0, remote.data(),
+                                   nullptr);
+        plat.tiles[0].pe.post_dma(via_interleaved);
+    });
+    EXPECT_FALSE(w.failed);
+    EXPECT_FALSE(r.failed);
+    EXPECT_EQ(back, out);
+    EXPECT_EQ(std::accumulate(remote.begin(), remote.end(), 0u), 0u);
+    // A 1 GiB stack touched for 10 KiB holds one or two 64 KiB pages, not the whole stack.
+    EXPECT_LE(p.hbm[1]->memory().pages(), 2u);
+}
+
+TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny");
+    Platform p("top", cfg);
+    DmaDescriptor bad;
+    simulate(p, [&](Platform& plat) {
+        bad.address = 0x100000000ull;  // 4 GiB: past 2 x 1 GiB, below the interleaved window
+        bad.bytes = 4096;
+        plat.tiles[0].pe.post_dma(bad);
+    });
+    EXPECT_TRUE(bad.failed);
+    EXPECT_NE(bad.error.find("0x100000000"), std::string::npos) << bad.error;
+    EXPECT_NE(bad.error.find("address error"), std::string::npos) << bad.error;
+    ASSERT_EQ(sim_errors().size(), 1u);
+    EXPECT_EQ(sim_errors()[0], bad.error);
+}
+
+namespace {
+// Accepts every request and never answers: transfers stay in flight.
+struct BlackHole : sc_core::sc_module {
+    tlm_utils::simple_target_socket<BlackHole> socket;
+    explicit BlackHole(sc_core::sc_module_name n) : sc_module(n), socket("socket") {
+        socket.register_nb_transport_fw(this, &BlackHole::fw);
+    }
+    tlm::tlm_sync_enum fw(tlm::tlm_generic_payload&, tlm::tlm_phase& phase, sc_core::sc_time&) {
+        phase = tlm::END_REQ;
+        return tlm::TLM_UPDATED;
+    }
+};
+} // namespace
+
+TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny");
+    DmaEngine dma("dma", cfg.dma, 0);
+    BlackHole hole("hole");
+    dma.socket.bind(hole.socket);
+    DmaDescriptor d;
+    d.address = 0x1000;
+    d.bytes = 3000;
+    sc_core::sc_spawn([&] { dma.post(d); }, "traffic");
+    sc_core::sc_start();
+    EXPECT_EQ(dma.outstanding(), 1u);
+    auto report = dma.outstanding_report();
+    ASSERT_EQ(report.size(), 1u);
+    EXPECT_NE(report[0].find("0x1000"), std::string::npos) << report[0];
+    EXPECT_NE(report[0].find("3 bursts still in flight"), std::string::npos) << report[0];
+}
+
+TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny", {"dma.channels=1"});
+    Platform p("top", cfg);
+    // Two queues, three descriptors each, one channel: service alternates q0, q1, q0, q1...
+    std::vector<DmaDescriptor> d(6);
+    simulate(p, [&](Platform& plat) {
+        for (size_t i = 0; i < d.size(); ++i) {
+            d[i].address = i * 4096;
+            d[i].bytes = 1024;
+            d[i].queue = i < 3 ? 0 : 1;
+            plat.tiles[0].pe.post_dma(d[i]);
+        }
+    });
+    auto start = [&](size_t i) { return d[i].t_first_issue; };
+    EXPECT_LT(start(0), start(3));
+    EXPECT_LT(start(3), start(1));
+    EXPECT_LT(start(1), start(4));
+    EXPECT_LT(start(4), start(2));
+    EXPECT_LT(start(2), start(5));
+}
