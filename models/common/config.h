@@ -237,9 +237,14 @@ template <class S> S ConfigTree::load(const std::string& name) const {
 // Markdown table of a field list: name, unit, default, range, meaning and source.
 template <class S> std::string describe(const std::string& section) {
     std::string md = "| key | unit | default | range | meaning (source) |\n| --- | --- | --- | --- | --- |\n";
+    auto cell = [](std::string s) {  // a '|' inside a cell would split it
+        for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2)
+            s.replace(at, 1, "\\|");
+        return s;
+    };
     for (auto& f : S::fields())
-        md += "| `" + section + "." + f.key + "` | " + f.unit + " | " + (f.default_text ? *f.default_text : "required") +
-              " | " + f.range + " | " + f.doc + " |\n";
+        md += "| `" + section + "." + f.key + "` | " + f.unit + " | " +
+              (f.default_text ? *f.default_text : "required") + " | " + cell(f.range) + " | " + cell(f.doc) + " |\n";
     return md;
 }
 

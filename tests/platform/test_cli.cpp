@@ -67,6 +67,6 @@ TEST(Cli, ValidatePrintsEffectiveValues) {
 TEST(Cli, DescribeListsEveryParameterWithUnitAndDefault) {
     auto r = test::run_cli("describe dma");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find("| `dma.channel_release` | choice | on_accept | on_accept|on_response |"), std::string::npos)
+    EXPECT_NE(r.out.find("| `dma.channel_release` | choice | on_accept | on_accept\\|on_response |"), std::string::npos)
         << r.out;
 }
