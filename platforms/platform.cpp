@@ -5,7 +5,7 @@
 namespace nctlm {
 
 Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
-    : sc_module(name), config(cfg), address_map(cfg.hbm), tiles(cfg.platform.tiles, cfg.dma),
+    : sc_module(name), config(cfg), address_map(cfg.hbm), tiles(cfg.platform.tiles, cfg.dma, cfg.pe),
       noc("noc", cfg.noc, address_map, cfg.platform.tiles) {
     for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
         hbm.push_back(std::make_unique<HbmController>(fmt::format("hbm{}", s).c_str(), cfg.hbm, address_map, s));

@@ -23,8 +23,10 @@ void simulate(bool progress) {
         return;
     }
     auto last = start;
-    while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED) {
-        sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US));
+    // Before the first sc_start nothing is pending yet (processes start at initialization), so
+    // run a slice first; starvation ends a slice at the last event, keeping now_ns() exact.
+    do {
+        sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
         auto now = clock::now();
         if (now - last > std::chrono::seconds(1)) {
             double wall = std::chrono::duration<double>(now - start).count();
@@ -32,7 +34,7 @@ void simulate(bool progress) {
                        now_ns() / 1e3, wall, double(sc_core::sc_delta_count()) / wall);
             last = now;
         }
-    }
+    } while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED);
     fmt::print(stderr, "\n");
 }
 

@@ -1,5 +1,6 @@
 // nctlm: the command line. `nctlm run`, `nctlm validate`, `nctlm describe`.
 // Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
+#include "apps/nctlm/sweep.h"
 #include "models/common/config.h"
 #include "models/common/units.h"
 #include "platforms/platform_config.h"
@@ -24,6 +25,8 @@ const char* kUsageText = R"(usage: nctlm <command> [options]
 commands:
   run       --platform FILE --testbench NAME [--workload FILE] [--set section.key=value]...
             [--stats-json FILE] [--trace FILE [--trace-window START..END] [--trace-max-events N]]
+  sweep     SPEC.yaml -o DIR [-j N] [--resume] [--backend local|slurm] [--dry-run] [--timeout S]
+            | --collect DIR                                  design-space sweeps (docs/sweeps.md)
   validate  FILE [--workload FILE] [--set section.key=value]...   check a config, print effective values
   describe  [SECTION]                                            parameter tables (markdown)
   testbenches                                                    list testbenches
@@ -148,6 +151,8 @@ int sc_main(int argc, char** argv) {
             return cmd_run(args);
         if (command == "validate")
             return cmd_validate(args);
+        if (command == "sweep")
+            return cmd_sweep(args);
         if (command == "describe")
             return cmd_describe(args);
         if (command == "testbenches") {

@@ -11,7 +11,7 @@ namespace nctlm {
 
 class TileArray {
 public:
-    TileArray(uint32_t tiles, const DmaConfig& dma_cfg);  // call inside the parent's constructor
+    TileArray(uint32_t tiles, const DmaConfig& dma_cfg, const PeConfig& pe_cfg);  // call inside the parent's constructor
     size_t size() const { return tiles_.size(); }
     NeuronCore& operator[](size_t i) { return *tiles_.at(i); }
     const NeuronCore& operator[](size_t i) const { return *tiles_.at(i); }

@@ -27,7 +27,7 @@ const FieldList<HostConfig>& HostConfig::fields() {
         count("kernel_cores", &C::kernel_cores, "2", 1, 256,
               "analytic kernel model: NeuronCores one matmul runs on (trn1.2xlarge: 1 chip, 2 cores)"),
         duration("kernel_launch", &C::kernel_launch, "5 us",
-                 "analytic kernel model: device-side start of one kernel (assumed: a few ~1.3 us DMA starts)"),
+                 "analytic kernel model: device-side start of a kernel (assumed: a few ~1.3 us DMA starts)"),
     };
     return f;
 }

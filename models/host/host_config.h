@@ -15,14 +15,14 @@ struct HostConfig {
     Bandwidth pcie_d2h_bandwidth;
     Duration pcie_h2d_latency;
     Duration pcie_d2h_latency;
-    uint64_t pcie_max_payload = 0;  // one DMA descriptor; also the staging chunk
+    uint64_t pcie_max_payload = 0; // one DMA descriptor; also the staging chunk
     // host/Runtime
-    Duration submission_cost;  // one graph submitted at mark_step
+    Duration submission_cost; // one graph submitted at mark_step
     // host/KernelCostModel (analytic stand-in for the GEMM model)
-    double kernel_bf16_tflops = 0;  // per NeuronCore
-    double kernel_fp32_ratio = 0;   // fp32 matmul rate / bf16 rate
-    uint32_t kernel_cores = 0;      // cores one graph's matmul runs on
-    Duration kernel_launch;         // device-side start of one kernel
+    double kernel_bf16_tflops = 0; // per NeuronCore
+    double kernel_fp32_ratio = 0;  // fp32 matmul rate / bf16 rate
+    uint32_t kernel_cores = 0;     // cores one graph's matmul runs on
+    Duration kernel_launch;        // device-side start of one kernel
 
     static const FieldList<HostConfig>& fields();
 };

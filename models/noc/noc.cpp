@@ -19,17 +19,17 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& m
     for (size_t l = 0; l < topology_.links(); ++l) {
         LinkKind k = topology_.kind(l);
         bool ring = k == LinkKind::RingClockwise || k == LinkKind::RingCounter;
-        links_.push_back({BandwidthPipe(ring ? cfg.ring_bandwidth : cfg.link_bandwidth),
+        links_.push_back({LinkSchedule(ring ? cfg.ring_bandwidth : cfg.link_bandwidth),
                           nctlm::trace().enabled() ? nctlm::trace().track(this->name(), topology_.link_name(l)) : -1});
     }
 }
 
 double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes) {
     TransferExt& x = ext<TransferExt>(p);
-    double head = x.head_ns, tail = x.tail_ns, first_end = 0;
+    double head = x.head_ns, tail = x.tail_ns, first_end = 0, now = now_ns();
     for (size_t i = 0; i < route.size(); ++i) {
         Link& link = links_[route[i]];
-        Occupancy occ = link.pipe.reserve(head, bytes);
+        Occupancy occ = link.pipe.reserve(head, bytes, now);
         if (i == 0)
             first_end = occ.end_ns;
         if (link.track >= 0)

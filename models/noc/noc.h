@@ -29,7 +29,7 @@ public:
 
 private:
     struct Link {
-        BandwidthPipe pipe;
+        LinkSchedule pipe;
         int track;
     };
     tlm::tlm_sync_enum fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,

@@ -1,12 +1,62 @@
 #pragma once
 
 #include "models/common/config.h"
+#include "models/pe/engine_timing.h"
 
 namespace nctlm {
 
-// The PE of a NeuronCore (tensor/vector engines, SBUF, PSUM); mirrors `pe.*` in the platform YAML.
-// Filled in by the GEMM-pipeline work.
+// The PE of a NeuronCore (tensor/vector engines, SBUF, PSUM, the sequencer's DMA issue); mirrors
+// `pe.*` in the platform YAML. Defaults are the trn1 (NeuronCore-v2) values.
 struct PeConfig {
+    // Tensor engine: a tensor_rows x tensor_cols systolic array on its own clock.
+    Frequency tensor_clock;
+    uint32_t tensor_rows = 0;             // contraction (partition) rows per matmul
+    uint32_t tensor_cols = 0;             // most stationary columns
+    uint32_t moving_max = 0;              // most moving columns per matmul
+    uint32_t matmul_stationary_floor = 0; // the 64 in max(min(64, N_stationary), N_moving)
+    uint32_t matmul_issue_cycles = 0;     // minimum gap between matmul issues
+    uint32_t fp32_passes = 0;             // fp32 runs at 1/fp32_passes of the bf16 rate
+    uint32_t matmul_overhead_cycles = 0;  // per-matmul static overhead left after pipelining
+    uint32_t operand_buffers = 0;         // fetched-operand staging buffers in front of the array
+    // Vector engine.
+    Frequency vector_clock;
+    uint32_t vector_min_cycles = 0;    // max(64, N)
+    uint32_t vector_access_cycles = 0; // static SBUF/PSUM access overhead per instruction
+    // SBUF and PSUM: partitioned memories, one port per partition.
+    uint32_t sbuf_partitions = 0;
+    uint64_t sbuf_partition_bytes = 0;
+    Bandwidth sbuf_partition_bandwidth; // per partition, PE read side
+    Duration sbuf_latency;
+    uint64_t psum_partition_bytes = 0;
+    uint32_t psum_banks = 0;
+    Bandwidth psum_partition_bandwidth;
+    Duration psum_latency;
+    // DMA instructions the PE issues (2-D HBM <-> SBUF transfers through the tile's DmaEngine).
+    Bandwidth dma_bandwidth;           // achievable rate of PE-issued 2-D transfers
+    uint64_t dma_descriptor_bytes = 0; // a DMA instruction is cut into descriptors of this size
+    // Sequencer.
+    Duration pipeline_fill; // kernel launch -> first instruction issued
+    Duration pipeline_tail; // last completion -> kernel-done visible
+
+    TensorTiming tensor_timing() const {
+        return {matmul_stationary_floor, matmul_issue_cycles, fp32_passes, matmul_overhead_cycles};
+    }
+    VectorTiming vector_timing() const { return {vector_min_cycles, vector_access_cycles}; }
+    // One matmul instruction (issue to next issue) and one vector op, in time.
+    Duration matmul_time(uint32_t n_stationary, uint32_t n_moving, Dtype dtype) const {
+        return tensor_clock.cycles(matmul_cycles(n_stationary, n_moving, dtype, tensor_timing()));
+    }
+    Duration vector_op_time(uint32_t n, uint32_t inputs = 1) const {
+        return vector_clock.cycles(vector_op_cycles(n, vector_timing(), inputs));
+    }
+    uint64_t psum_bank_bytes() const { return psum_partition_bytes / psum_banks; }
+    // Time to move `bytes` spread evenly over `partitions` partitions through their ports.
+    Duration sbuf_transfer(double bytes, uint32_t partitions) const {
+        return sbuf_partition_bandwidth.transfer(bytes / partitions);
+    }
+    Duration psum_transfer(double bytes, uint32_t partitions) const {
+        return psum_partition_bandwidth.transfer(bytes / partitions);
+    }
     static const FieldList<PeConfig>& fields();
 };
 

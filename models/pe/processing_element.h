@@ -1,22 +1,96 @@
-// The PE of a NeuronCore tile. For now a stub initiator: traffic generators post DMA descriptors
-// through it, as the sequencer will once it runs instruction streams.
+// The PE of a NeuronCore tile: SBUF, PSUM, the tensor and vector engines, and a sequencer that runs
+// an instruction stream. Each unit (DMA-in issue, fetch, tensor, vector, DMA-out issue) executes its
+// own instructions in order and waits on counting semaphores for the others, so stages of different
+// tiles overlap as far as the program's buffers allow. DMA instructions go through the tile's
+// DmaEngine (-> NoC -> HBM): each pays dma.start_latency, then is cut into descriptors that the
+// PE's DMA issue paces at pe.dma_bandwidth. Traffic generators may still post raw descriptors.
 #pragma once
 
+#include "models/common/bandwidth_pipe.h"
+#include "models/common/stats.h"
 #include "models/dma/dma_engine.h"
+#include "models/pe/instruction.h"
+#include "models/pe/pe_config.h"
+#include "models/pe/psum.h"
+#include "models/pe/sbuf.h"
+#include "models/pe/tensor_engine.h"
+#include "models/pe/vector_engine.h"
 
+#include <array>
+#include <deque>
+#include <set>
+#include <string>
 #include <systemc>
+#include <vector>
 
 namespace nctlm {
 
+// A span of simulated time, ns; grows to cover every piece added.
+struct Interval {
+    double start = -1, end = -1;
+    void cover(double s, double e) {
+        start = start < 0 ? s : std::min(start, s);
+        end = std::max(end, e);
+    }
+    double length() const { return end >= start && start >= 0 ? end - start : 0; }
+};
+
+// Timing of one executed program.
+struct PeRunRecord {
+    double launch_ns = 0;                             // execute() called
+    double done_ns = 0;                               // last instruction completed
+    double end_ns = 0;                                // + pipeline tail: the kernel is done
+    std::vector<std::array<Interval, kStages>> tiles; // per tile, per stage: first start .. last end
+    std::vector<double> dma_issue_ns;                 // per DMA instruction: issue (before the start latency)
+};
+
 class ProcessingElement : public sc_core::sc_module {
 public:
-    ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma) : sc_module(name), dma_(dma) {}
-    // Posts a descriptor on the tile's DMA engine at the current simulated time.
+    ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg);
+    // Posts a raw descriptor on the tile's DMA engine now (no start latency, no pacing).
     void post_dma(DmaDescriptor& d) { dma_.post(d); }
     DmaEngine& dma() { return dma_; }
+    const PeConfig& config() const { return cfg_; }
+
+    // Runs `program` to completion; call from a SystemC thread. The program must outlive the call.
+    PeRunRecord execute(const Program& program);
+
+    Sbuf sbuf;
+    Psum psum;
+    TensorEngine tensor;
+    VectorEngine vector;
 
 private:
+    struct DmaJob {
+        const Instruction* ins = nullptr;
+        std::vector<DmaDescriptor> descriptors;
+        uint32_t left = 0;
+        Occupancy occupancy{0, 0}; // its turn on the DMA issue (pe.dma_bandwidth)
+        uint64_t seq = 0;          // issue order
+        double last_occupancy_end = 0;
+        sc_core::sc_event done;
+    };
+    void unit_thread(int unit);
+    void wait_for(const Instruction& ins);
+    void complete(const Instruction& ins, double start, double end);
+    void dma_job(DmaJob& job);
+
     DmaEngine& dma_;
+    PeConfig cfg_;
+    const Program* program_ = nullptr;
+    std::array<std::vector<size_t>, kUnits> queues_;
+    std::vector<uint64_t> sems_;
+    sc_core::sc_event sem_changed_, all_done_;
+    std::array<sc_core::sc_event, kUnits> start_;
+    size_t pending_ = 0;
+    BandwidthPipe dma_pacer_; // the rate PE-issued 2-D transfers achieve, shared by loads and stores
+    std::deque<DmaJob> jobs_;
+    uint64_t next_seq_ = 0;
+    std::set<uint64_t> loads_in_flight_; // issue order of load instructions not yet complete
+    sc_core::sc_event loads_changed_;
+    PeRunRecord record_;
+    std::array<int, kUnits> tracks_{};
+    Counter &instructions_, &dma_instructions_, &dma_bytes_;
 };
 
 } // namespace nctlm

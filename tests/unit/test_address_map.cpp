@@ -76,3 +76,26 @@ TEST(Topology, EightTilesFourStacksShareRouters) {
     EXPECT_EQ(t.request_route(0, 0).back(), t.request_route(1, 0).back());
     EXPECT_NE(t.request_route(0, 0).front(), t.request_route(1, 0).front());
 }
+
+#include "models/common/bandwidth_pipe.h"
+
+TEST(LinkSchedule, LaterBookingFillsAnIdleGapBeforeAnEarlierOne) {
+    LinkSchedule link(Bandwidth{1e9});  // 1 B/ns
+    EXPECT_DOUBLE_EQ(link.reserve(100, 10, 0).start_ns, 100);  // [100, 110)
+    Occupancy early = link.reserve(20, 30, 0);                  // fits before: [20, 50)
+    EXPECT_DOUBLE_EQ(early.start_ns, 20);
+    Occupancy squeezed = link.reserve(40, 30, 0);  // [50, 80): after the gap's first user
+    EXPECT_DOUBLE_EQ(squeezed.start_ns, 50);
+    Occupancy too_long = link.reserve(60, 40, 0);  // no 40 ns gap before 110: goes after
+    EXPECT_DOUBLE_EQ(too_long.start_ns, 110);
+    EXPECT_DOUBLE_EQ(link.busy_ns(), 110);
+}
+
+TEST(LinkSchedule, BackToBackBookingsBehaveLikeAFifoPipe) {
+    LinkSchedule link(Bandwidth{2e9});
+    BandwidthPipe fifo(Bandwidth{2e9});
+    for (int i = 0; i < 50; ++i) {
+        double ready = i * 3.0;
+        EXPECT_DOUBLE_EQ(link.reserve(ready, 8, ready).end_ns, fifo.reserve(ready, 8).end_ns) << i;
+    }
+}

@@ -1,0 +1,34 @@
+// The host <-> device PCIe link: one pipe per direction (full duplex), each with its own
+// bandwidth and per-transfer latency, transfers cut at max payload. A copy is scheduled on the
+// pipe when issued (first come, first served, like an HBM pseudo-channel's available_at); the
+// caller waits on the returned times.
+#pragma once
+
+#include "models/common/bandwidth_pipe.h"
+#include "models/common/stats.h"
+#include "models/host/host.h"
+#include "models/host/host_config.h"
+#include "models/host/transfer_schedule.h"
+
+#include <systemc>
+
+namespace nctlm {
+
+class PcieLink : public sc_core::sc_module {
+public:
+    PcieLink(sc_core::sc_module_name name, const HostConfig& cfg, Host& host);
+    // Schedules a copy issued now from/to `buffer`; the caller waits until host_free_ns / done_ns.
+    TransferTimes to_device(const HostBuffer& buffer);
+    TransferTimes to_host(const HostBuffer& buffer);
+    const BandwidthPipe& h2d() const { return h2d_; }
+    const BandwidthPipe& d2h() const { return d2h_; }
+
+private:
+    void account(const char* dir, const TransferTimes& t, uint64_t bytes, int track);
+    HostConfig cfg_;
+    Host& host_;
+    BandwidthPipe h2d_, d2h_;
+    int h2d_track_, d2h_track_;
+};
+
+} // namespace nctlm

@@ -1,0 +1,40 @@
+// Cost rules of the NeuronCore compute engines, as pure functions (no SystemC), shared by the
+// PE model, the analytic pipeline model and other testbenches. Sources: docs/models/pe.md.
+#pragma once
+
+#include "models/common/units.h"
+
+#include <cstdint>
+#include <string>
+
+namespace nctlm {
+
+// Element types the tensor engine accepts. PSUM accumulates in fp32 whatever the input type.
+enum class Dtype { Bf16, Fp16, Fp8, Fp32 };
+uint32_t dtype_bytes(Dtype t);
+std::string dtype_name(Dtype t);
+Dtype parse_dtype(const std::string& text); // "bf16" | "fp16" | "fp8" | "fp32"; throws UnitError
+
+// Tensor-engine matmul rule (NKI performance guide):
+//   cost = max(min(stationary_floor, N_stationary), N_moving) cycles, x fp32_passes for fp32
+//   (FP32 runs at 1/4 of the BF16 rate), and consecutive matmuls issue >= min_issue_cycles apart.
+struct TensorTiming {
+    uint32_t stationary_floor = 64; // the min(64, N_stationary) term
+    uint32_t min_issue_cycles = 64; // minimum gap between two matmul issues
+    uint32_t fp32_passes = 4;       // FP32 = 1/4 BF16 rate
+    uint32_t overhead_cycles = 0;   // static per-instruction overhead not hidden by pipelining
+};
+// Cycles the array is busy for one matmul instruction, without the issue gap or overhead.
+double matmul_cost_cycles(uint32_t n_stationary, uint32_t n_moving, Dtype dtype, const TensorTiming& t = {});
+// Cycles from one matmul issue to the next one's: max(issue gap, cost) + static overhead.
+double matmul_cycles(uint32_t n_stationary, uint32_t n_moving, Dtype dtype, const TensorTiming& t = {});
+
+// Vector-engine rule (NKI performance guide): a one-input op over N elements per partition takes
+// max(min_cycles, N) cycles (two-input ops ~2N), plus a fixed SBUF/PSUM access overhead.
+struct VectorTiming {
+    uint32_t min_cycles = 64;             // max(64, N)
+    uint32_t access_overhead_cycles = 60; // static SBUF/PSUM access bubble
+};
+double vector_op_cycles(uint32_t n, const VectorTiming& v = {}, uint32_t inputs = 1);
+
+} // namespace nctlm

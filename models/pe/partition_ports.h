@@ -1,0 +1,78 @@
+// Per-partition ports of a partitioned on-chip memory (SBUF, PSUM): each partition moves bytes at
+// its own rate, one access at a time; an access over partitions [first, first+count) starts when
+// all of them are free. Pure C++, times in ns. Also the PartitionExt that carries the range.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <tlm>
+#include <vector>
+
+namespace nctlm {
+
+// The partition range of an SBUF/PSUM access; the payload address is the offset inside a
+// partition and the data length the total over all partitions.
+struct PartitionExt : tlm::tlm_extension<PartitionExt> {
+    uint32_t first = 0, count = 1;
+    tlm_extension_base* clone() const override { return new PartitionExt(*this); }
+    void copy_from(const tlm_extension_base& o) override { *this = static_cast<const PartitionExt&>(o); }
+};
+
+class PartitionPorts {
+public:
+    PartitionPorts(uint32_t partitions, double ns_per_byte)
+        : free_at_(partitions, 0.0), ns_per_byte_(ns_per_byte) {}
+    // Occupies partitions [first, first+count) for bytes_per_partition from `ready`; returns the end.
+    double reserve(double ready, uint32_t first, uint32_t count, double bytes_per_partition) {
+        double start = ready;
+        for (uint32_t p = first; p < first + count; ++p)
+            start = std::max(start, free_at_[p]);
+        double end = start + bytes_per_partition * ns_per_byte_;
+        for (uint32_t p = first; p < first + count; ++p)
+            free_at_[p] = end;
+        busy_ns_ += end - start;
+        return end;
+    }
+    uint32_t partitions() const { return uint32_t(free_at_.size()); }
+    double busy_ns() const { return busy_ns_; } // time with at least one access in progress (upper bound)
+
+private:
+    std::vector<double> free_at_;
+    double ns_per_byte_;
+    double busy_ns_ = 0;
+};
+
+// One blocking SBUF/PSUM access at a time from an engine thread, on a reused payload.
+class PartitionAccess {
+public:
+    PartitionAccess() { p_.set_extension(&range_); }
+    ~PartitionAccess() { p_.clear_extension(&range_); }
+    PartitionAccess(const PartitionAccess&) = delete;
+    PartitionAccess& operator=(const PartitionAccess&) = delete;
+    // Returns the delay until the access is done; a bad range is a TLM address error.
+    template <class Socket>
+    sc_core::sc_time run(Socket& socket, bool write, uint32_t first, uint32_t count, uint64_t offset,
+                         uint64_t bytes) {
+        p_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        p_.set_address(offset);
+        p_.set_data_ptr(nullptr);
+        p_.set_data_length(uint32_t(bytes));
+        p_.set_streaming_width(uint32_t(bytes));
+        p_.set_byte_enable_ptr(nullptr);
+        p_.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        range_.first = first;
+        range_.count = count;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        socket->b_transport(p_, delay);
+        ok_ = p_.is_response_ok();
+        return delay;
+    }
+    bool ok() const { return ok_; }
+
+private:
+    tlm::tlm_generic_payload p_;
+    PartitionExt range_;
+    bool ok_ = true;
+};
+
+} // namespace nctlm

@@ -1,0 +1,169 @@
+#include "models/pe/processing_element.h"
+
+#include "models/common/errors.h"
+#include "models/common/sim.h"
+#include "models/common/trace.h"
+
+#include <fmt/format.h>
+
+namespace nctlm {
+
+namespace {
+const char* kUnitNames[kUnits] = {"dma_in", "fetch", "tensor", "vector", "dma_out"};
+}
+
+ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg)
+    : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg),
+      dma_(dma), cfg_(cfg), dma_pacer_(cfg.dma_bandwidth),
+      instructions_(stats().counter(std::string(this->name()) + ".instructions", "")),
+      dma_instructions_(stats().counter(std::string(this->name()) + ".dma_instructions", "")),
+      dma_bytes_(stats().counter(std::string(this->name()) + ".dma_bytes", "B")) {
+    tensor.sbuf_socket.bind(sbuf.socket);
+    tensor.psum_socket.bind(psum.socket);
+    vector.psum_socket.bind(psum.socket);
+    vector.sbuf_socket.bind(sbuf.socket);
+    for (int u = 0; u < kUnits; ++u) {
+        tracks_[u] = nctlm::trace().enabled() ? nctlm::trace().track(this->name(), kUnitNames[u]) : -1;
+        sc_core::sc_spawn_options opts;
+        sc_core::sc_spawn([this, u] { unit_thread(u); }, (std::string("unit_") + kUnitNames[u]).c_str(),
+                          &opts);
+    }
+}
+
+PeRunRecord ProcessingElement::execute(const Program& program) {
+    program_ = &program;
+    for (auto& q : queues_)
+        q.clear();
+    for (size_t i = 0; i < program.instructions.size(); ++i)
+        queues_[int(program.instructions[i].unit)].push_back(i);
+    sems_.assign(program.semaphores, 0);
+    pending_ = program.instructions.size();
+    record_ = PeRunRecord{};
+    record_.launch_ns = now_ns();
+    record_.tiles.resize(program.tiles);
+    // Fill: the sequencer fetches and decodes the first instructions before anything issues.
+    sc_core::wait(to_sc(cfg_.pipeline_fill));
+    for (auto& e : start_)
+        e.notify(sc_core::SC_ZERO_TIME);
+    while (pending_ > 0)
+        sc_core::wait(all_done_);
+    record_.done_ns = now_ns();
+    // Tail: the last completion reaches the kernel's done semaphore.
+    sc_core::wait(to_sc(cfg_.pipeline_tail));
+    record_.end_ns = now_ns();
+    program_ = nullptr;
+    return record_;
+}
+
+void ProcessingElement::wait_for(const Instruction& ins) {
+    for (const SemWait& w : ins.waits) {
+        if (w.sem >= sems_.size())
+            throw std::invalid_argument(fmt::format("{}: semaphore {} does not exist", name(), w.sem));
+        while (sems_[w.sem] < w.value)
+            sc_core::wait(sem_changed_);
+    }
+}
+
+void ProcessingElement::complete(const Instruction& ins, double start, double end) {
+    if (ins.tile < record_.tiles.size())
+        record_.tiles[ins.tile][int(ins.stage)].cover(start, end);
+    if (tracks_[int(ins.unit)] >= 0)
+        nctlm::trace().span(tracks_[int(ins.unit)], stage_name(ins.stage), start, end);
+    instructions_.add(1);
+    if (ins.signal >= 0) {
+        ++sems_.at(size_t(ins.signal));
+        sem_changed_.notify(sc_core::SC_ZERO_TIME);
+    }
+    if (--pending_ == 0)
+        all_done_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ProcessingElement::unit_thread(int unit) {
+    while (true) {
+        sc_core::wait(start_[unit]);
+        const Program* program = program_;
+        for (size_t index : queues_[unit]) {
+            const Instruction& ins = program->instructions[index];
+            wait_for(ins);
+            double start = now_ns();
+            bool ok = true;
+            switch (ins.op) {
+            case Op::DmaRead:
+            case Op::DmaWrite: { // asynchronous: the unit issues and moves on
+                DmaJob& job = jobs_.emplace_back();
+                job.ins = &ins;
+                job.seq = next_seq_++;
+                if (ins.op == Op::DmaRead)
+                    loads_in_flight_.insert(job.seq);
+                // The PE's DMA issue hands an instruction's descriptors to the engines no faster
+                // than pe.dma_bandwidth, after the start latency, one instruction after another.
+                job.occupancy = dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
+                record_.dma_issue_ns.push_back(start);
+                sc_core::sc_spawn_options opts;
+                sc_core::sc_spawn([this, &job] { dma_job(job); }, nullptr, &opts);
+                continue;
+            }
+            case Op::Fetch:
+                ok = tensor.fetch(ins);
+                break;
+            case Op::Matmul:
+                ok = tensor.matmul(ins);
+                break;
+            case Op::Copy:
+                ok = vector.copy(ins);
+                break;
+            }
+            if (!ok)
+                sim_error(fmt::format("{}: tile {} {}: SBUF/PSUM access out of range", name(), ins.tile,
+                                      stage_name(ins.stage)));
+            complete(ins, start, now_ns());
+        }
+    }
+}
+
+void ProcessingElement::dma_job(DmaJob& job) {
+    const Instruction& ins = *job.ins;
+    // Semaphore wait, descriptor generation and queue start: paid once per DMA instruction.
+    // The instruction's turn on the DMA issue was booked when it issued, so instructions
+    // issued at the same time keep their program order.
+    Occupancy occ = job.occupancy;
+    sc_core::wait(until(occ.start_ns));
+    // A store's descriptors follow the loads issued before it through the engines' rings: its
+    // data leaves once their data has landed (stores never overtake earlier loads).
+    if (ins.op == Op::DmaWrite)
+        while (!loads_in_flight_.empty() && *loads_in_flight_.begin() < job.seq)
+            sc_core::wait(loads_changed_);
+    double t0 = now_ns();
+    uint64_t chunk = cfg_.dma_descriptor_bytes;
+    size_t n = size_t((ins.bytes + chunk - 1) / chunk);
+    job.descriptors.resize(n);
+    job.left = uint32_t(n);
+    job.last_occupancy_end = occ.end_ns;
+    double ns_per_byte = (occ.end_ns - occ.start_ns) / double(ins.bytes);
+    double first_post = t0;
+    for (size_t j = 0; j < n; ++j) {
+        DmaDescriptor& d = job.descriptors[j];
+        d.address = ins.address + j * chunk;
+        d.bytes = std::min<uint64_t>(chunk, ins.bytes - j * chunk);
+        d.write = ins.op == Op::DmaWrite;
+        d.queue = ins.queue;
+        d.on_complete = [&job](DmaDescriptor&) {
+            if (--job.left == 0)
+                job.done.notify(sc_core::SC_ZERO_TIME);
+        };
+        sc_core::wait(until(t0 + double(j * chunk) * ns_per_byte));
+        dma_.post(d);
+    }
+    if (job.left > 0)
+        sc_core::wait(job.done);
+    sc_core::wait(until(job.last_occupancy_end + (t0 - occ.start_ns)));
+    if (ins.op == Op::DmaRead) {
+        loads_in_flight_.erase(job.seq);
+        loads_changed_.notify(sc_core::SC_ZERO_TIME);
+    }
+    dma_instructions_.add(1);
+    dma_bytes_.add(double(ins.bytes));
+    complete(ins, first_post, now_ns());
+}
+
+} // namespace nctlm

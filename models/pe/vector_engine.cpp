@@ -1,0 +1,25 @@
+#include "models/pe/vector_engine.h"
+
+#include "models/common/sim.h"
+
+#include <algorithm>
+
+namespace nctlm {
+
+VectorEngine::VectorEngine(sc_core::sc_module_name name, const PeConfig& cfg)
+    : sc_module(name), psum_socket("psum_socket"), sbuf_socket("sbuf_socket"), cfg_(cfg),
+      ops_(stats().counter(std::string(this->name()) + ".ops", "")),
+      busy_ns_(stats().counter(std::string(this->name()) + ".busy_ns", "ns")) {}
+
+bool VectorEngine::copy(const Instruction& ins) {
+    sc_core::sc_time op = to_sc(cfg_.vector_op_time(ins.n_free));
+    sc_core::sc_time rd = read_.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes);
+    sc_core::sc_time wr = write_.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes);
+    sc_core::sc_time d = std::max(op, std::max(rd, wr));
+    ops_.add(1);
+    busy_ns_.add(ns(d));
+    sc_core::wait(d);
+    return read_.ok() && write_.ok();
+}
+
+} // namespace nctlm

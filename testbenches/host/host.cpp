@@ -1,0 +1,122 @@
+#include "testbenches/host/host.h"
+
+#include "models/common/sim.h"
+#include "models/host/transfer_schedule.h"
+
+#include <fmt/format.h>
+
+namespace nctlm {
+
+const FieldList<HostWorkload>& HostWorkload::fields() {
+    using C = HostWorkload;
+    static const FieldList<C> f = {
+        count("n", &C::n, nullptr, 1, 65536, "matrix size: an n x n x n matmul"),
+        choice("dtype", &C::dtype, {{"fp32", DType::Fp32}, {"bf16", DType::Bf16}}, "fp32", "element type"),
+        flag("pinned", &C::pinned, "false", "inputs already resident on the device (no host->device copy)"),
+        flag("host_pinned", &C::host_pinned, "false", "host buffers page-locked (no staging memcpy)"),
+        count("kernels", &C::kernels, "1", 1, 100000, "dependent matmuls in sequence (C = C . B)"),
+        flag("barrier", &C::barrier, "true", "mark_step after every kernel; false fuses them into one graph"),
+        count("batch", &C::batch, "1", 1, 100000,
+              "independent matmuls per graph: one submission, batch kernels"),
+        flag("async", &C::async, "true",
+             "runtime does not wait for the device between calls (torch-neuronx)"),
+        flag("copy_each", &C::copy_each, "false", "copy every step's results back, not only the last"),
+    };
+    return f;
+}
+
+void HostTestbench::configure(const ConfigTree& tree) { w_ = tree.load<HostWorkload>("workload"); }
+
+void HostTestbench::build(Platform& p) {
+    // The host side hangs off the platform: the chip itself is not exercised (the device kernel
+    // time comes from the kernel cost model, the PCIe link is the bottleneck for the copies).
+    const HostConfig& cfg = p.config.host;
+    kernel_model_ = std::make_unique<AnalyticKernelCost>(cfg);
+    host_ = std::make_unique<Host>("host", cfg);
+    pcie_ = std::make_unique<PcieLink>("pcie", cfg, *host_);
+    runtime_ = std::make_unique<Runtime>("runtime", cfg, *host_, *pcie_, *kernel_model_, w_.async);
+    sc_core::sc_spawn([this] { program(); }, "host_program");
+}
+
+void HostTestbench::program() {
+    Runtime& rt = *runtime_;
+    uint64_t bytes = uint64_t(w_.n) * w_.n * element_bytes(w_.dtype);
+    MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
+    start_ns_ = now_ns();
+    std::vector<TensorId> a, b, c;
+    for (uint32_t i = 0; i < w_.batch; ++i)
+        for (auto* v : {&a, &b}) {
+            if (w_.pinned)
+                v->push_back(rt.device_tensor(bytes));
+            else {
+                v->push_back(rt.host_tensor(bytes, w_.host_pinned));
+                rt.to_device(v->back());
+            }
+        }
+    c = a;
+    for (uint32_t k = 0; k < w_.kernels; ++k) {
+        for (uint32_t i = 0; i < w_.batch; ++i)
+            c[i] = rt.matmul(c[i], b[i], shape);
+        bool last = k + 1 == w_.kernels;
+        if (w_.barrier || last)
+            rt.mark_step();
+        if (w_.copy_each || last)
+            for (TensorId t : c)
+                rt.to_host(t, w_.host_pinned);
+    }
+    rt.synchronize();
+    end_ns_ = now_ns();
+}
+
+nlohmann::json HostTestbench::results() const {
+    auto ms = [](double ns) { return ns / 1e6; };
+    auto busy = [](const std::vector<Runtime::Interval>& v) {
+        std::vector<std::pair<double, double>> p;
+        for (auto& i : v)
+            p.emplace_back(i.start_ns, i.end_ns);
+        return union_length(p);
+    };
+    const Runtime& rt = *runtime_;
+    double to_device = busy(rt.to_device_intervals()), kernel = busy(rt.kernel_intervals()),
+           to_host = busy(rt.to_host_intervals()), total = end_ns_ - start_ns_;
+    return {{"n", w_.n},
+            {"batch", w_.batch},
+            {"kernels", w_.kernels},
+            {"barrier", w_.barrier},
+            {"pinned", w_.pinned},
+            {"async", w_.async},
+            {"to_device_ms", ms(to_device)},
+            {"kernel_ms", ms(kernel)},
+            {"to_host_ms", ms(to_host)},
+            {"total_ms", ms(total)},
+            {"overlap_ms", ms(to_device + kernel + to_host - total)},
+            {"submissions", rt.submissions()},
+            {"kernels_run", rt.kernels_run()},
+            {"submission_ms", ms(rt.submission_ns())},
+            {"device_busy_ms", ms(rt.device_busy_ns())},
+            {"to_device_transfers", rt.to_device_intervals().size()},
+            {"to_host_transfers", rt.to_host_intervals().size()},
+            {"kernel_model", kernel_model_->name()},
+            {"finished", end_ns_ >= 0}};
+}
+
+std::string HostTestbench::summary() const {
+    auto r = results();
+    auto row = [&](const char* name, const char* key) {
+        return fmt::format("  {:<11} {:>9.3f} ms\n", name, r[key].get<double>());
+    };
+    return fmt::format(
+               "host: {}x{}x{} {} matmul, batch {}, {} kernel(s), barrier {}, inputs {}, runtime {}\n", w_.n,
+               w_.n, w_.n, w_.dtype == DType::Fp32 ? "fp32" : "bf16", w_.batch, w_.kernels,
+               w_.barrier ? "on" : "off", w_.pinned ? "pinned on device" : "copied",
+               w_.async ? "async" : "sync") +
+           "  phase              time\n" + row("to_device", "to_device_ms") + row("kernel", "kernel_ms") +
+           row("to_host", "to_host_ms") + row("total", "total_ms") + row("overlap", "overlap_ms") +
+           fmt::format("  {} submission(s) ({:.3f} ms), {} kernel(s) on the device ({:.3f} ms busy), "
+                       "{} + {} copies",
+                       r["submissions"].get<uint32_t>(), r["submission_ms"].get<double>(),
+                       r["kernels_run"].get<uint32_t>(), r["device_busy_ms"].get<double>(),
+                       r["to_device_transfers"].get<size_t>(), r["to_host_transfers"].get<size_t>());
+}
+
+} // namespace nctlm

@@ -1,0 +1,47 @@
+// host: end-to-end time of n x n x n matmuls launched from the host through the runtime:
+// inputs copied to the device (unless pinned there), kernels submitted at mark_step barriers,
+// results copied back. Reports each phase (to_device, kernel = submission + device execution,
+// to_host), the end-to-end total and how much of the phases overlapped.
+#pragma once
+
+#include "models/host/host.h"
+#include "models/host/kernel_cost.h"
+#include "models/host/pcie_link.h"
+#include "models/host/runtime.h"
+#include "testbenches/testbench.h"
+
+#include <memory>
+
+namespace nctlm {
+
+struct HostWorkload {
+    uint32_t n = 0; // C[n x n] = A[n x n] . B[n x n]
+    DType dtype = DType::Fp32;
+    bool pinned = false;      // inputs resident on the device: no host->device copy
+    bool host_pinned = false; // host buffers page-locked: no staging memcpy
+    uint32_t kernels = 0;     // dependent matmuls per batch element: C_k = C_{k-1} . B
+    bool barrier = true;      // mark_step after every kernel (false: one fused graph)
+    uint32_t batch = 0;       // independent matmuls per graph (one submission, `batch` kernels)
+    bool async = true;        // the runtime does not wait for the device between calls
+    bool copy_each = false;   // copy every step's results back (else only the last)
+    static const FieldList<HostWorkload>& fields();
+};
+
+class HostTestbench : public Testbench {
+public:
+    void configure(const ConfigTree& tree) override;
+    void build(Platform& platform) override;
+    nlohmann::json results() const override;
+    std::string summary() const override;
+
+private:
+    void program();
+    HostWorkload w_;
+    std::unique_ptr<KernelCostModel> kernel_model_;
+    std::unique_ptr<Host> host_;
+    std::unique_ptr<PcieLink> pcie_;
+    std::unique_ptr<Runtime> runtime_;
+    double start_ns_ = 0, end_ns_ = -1;
+};
+
+} // namespace nctlm

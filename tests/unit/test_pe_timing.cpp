@@ -1,0 +1,124 @@
+// Engine cost rules, the PE config section, the GEMM program generator: pure logic, no kernel.
+#include "models/common/config.h"
+#include "models/pe/engine_timing.h"
+#include "models/pe/gemm_program.h"
+#include "models/pe/pe_config.h"
+#include "tests/support.h"
+
+#include <gtest/gtest.h>
+#include <map>
+
+using namespace nctlm;
+
+namespace {
+PeConfig trn1_pe() {
+    return ConfigTree::from_file(test::platform("trn1")).load<PeConfig>("pe");
+}
+
+GemmWorkload reference(uint32_t tiles = 48) {
+    GemmWorkload w;
+    w.m = 32, w.k = 3072, w.n = 32, w.tiles = tiles, w.tile_m = 128, w.tile_k = 128, w.tile_n = 512,
+    w.buffers = 4;
+    return w;
+}
+} // namespace
+
+TEST(TensorTiming, MatmulCostIsMaxOfFlooredStationaryAndMoving) {
+    TensorTiming t; // documented defaults: floor 64, gap 64, fp32 4 passes, no overhead
+    EXPECT_EQ(matmul_cost_cycles(128, 512, Dtype::Bf16, t), 512);
+    EXPECT_EQ(matmul_cost_cycles(128, 32, Dtype::Bf16, t), 64); // min(64, 128) = 64 > 32
+    EXPECT_EQ(matmul_cost_cycles(32, 16, Dtype::Bf16, t), 32);  // min(64, 32) = 32 > 16
+    EXPECT_EQ(matmul_cost_cycles(128, 100, Dtype::Bf16, t), 100);
+}
+
+TEST(TensorTiming, IssueGapFloorsShortMatmulsAndFp32TakesFourPasses) {
+    TensorTiming t;
+    EXPECT_EQ(matmul_cycles(32, 32, Dtype::Bf16, t), 64); // cost 32 < 64-cycle gap
+    EXPECT_EQ(matmul_cycles(128, 512, Dtype::Bf16, t), 512);
+    EXPECT_EQ(matmul_cycles(128, 512, Dtype::Fp32, t), 2048);
+    EXPECT_EQ(matmul_cycles(32, 32, Dtype::Fp32, t), 128); // 4 x 32 > 64
+    t.overhead_cycles = 10;
+    EXPECT_EQ(matmul_cycles(32, 32, Dtype::Bf16, t), 74);
+    t.min_issue_cycles = 0;
+    t.overhead_cycles = 0;
+    EXPECT_EQ(matmul_cycles(32, 32, Dtype::Bf16, t), 32);
+}
+
+TEST(VectorTiming, MaxOf64AndNPlusAccessOverhead) {
+    VectorTiming v;
+    EXPECT_EQ(vector_op_cycles(32, v), 64 + 60);
+    EXPECT_EQ(vector_op_cycles(512, v), 512 + 60);
+    EXPECT_EQ(vector_op_cycles(512, v, 2), 1024 + 60); // two-input ops ~2N
+}
+
+TEST(Dtype, NamesAndSizes) {
+    EXPECT_EQ(dtype_bytes(Dtype::Bf16), 2u);
+    EXPECT_EQ(dtype_bytes(Dtype::Fp32), 4u);
+    EXPECT_EQ(parse_dtype("fp8"), Dtype::Fp8);
+    EXPECT_THROW(parse_dtype("int4"), UnitError);
+}
+
+TEST(PeConfig, Trn1SectionGivesTheReferenceMatmulTime) {
+    PeConfig pe = trn1_pe();
+    EXPECT_DOUBLE_EQ(pe.tensor_clock.hz, 2.8e9);
+    EXPECT_EQ(pe.sbuf_partitions * pe.sbuf_partition_bytes, 24ull << 20);
+    EXPECT_EQ(pe.psum_bank_bytes(), 2048u);
+    // 24 matmuls of 128x32 by 128x32: each the 64-cycle gap plus the calibrated overhead.
+    double expect = 24 * (64.0 + pe.matmul_overhead_cycles) / 2.8;
+    EXPECT_NEAR(24 * pe.matmul_time(32, 32, Dtype::Bf16).ns, expect, 1e-9);
+}
+
+TEST(PeConfig, OverrideAndBadValuesAreReported) {
+    ConfigTree t = ConfigTree::from_file(test::platform("trn1"));
+    t.set("pe.tensor_clock=1.4 GHz");
+    EXPECT_DOUBLE_EQ(t.load<PeConfig>("pe").tensor_clock.hz, 1.4e9);
+    t.set("pe.psum_banks=0");
+    EXPECT_THROW(t.load<PeConfig>("pe"), ConfigError);
+}
+
+TEST(GemmProgram, ReferenceTileInstructionCountsAndBuffers) {
+    PeConfig pe = trn1_pe();
+    GemmWorkload w = reference(6);
+    EXPECT_EQ(w.matmuls(), 24u);
+    EXPECT_EQ(w.in_bytes(), 192u * 1024);
+    EXPECT_EQ(w.fetch_bytes(), 384u * 1024);
+    Program p = make_gemm_program(w, pe, {});
+    std::map<Op, int> ops;
+    for (auto& i : p.instructions)
+        ++ops[i.op];
+    EXPECT_EQ(ops[Op::DmaRead], 6);
+    EXPECT_EQ(ops[Op::Fetch], 6);
+    EXPECT_EQ(ops[Op::Matmul], 6 * 24);
+    EXPECT_EQ(ops[Op::Copy], 6);
+    EXPECT_EQ(ops[Op::DmaWrite], 6);
+    // Tile 4's DMA-in reuses slot 0: it waits for tile 0's fetch; tiles 0..3 do not wait.
+    int reads = 0;
+    for (auto& i : p.instructions)
+        if (i.op == Op::DmaRead) {
+            if (i.tile < 4)
+                EXPECT_TRUE(i.waits.empty());
+            else {
+                ASSERT_EQ(i.waits.size(), 1u);
+                EXPECT_EQ(i.waits[0].sem, GemmSemaphores::fetch);
+                EXPECT_EQ(i.waits[0].value, i.tile - 4 + 1);
+            }
+            EXPECT_EQ(i.address, uint64_t(i.tile) * w.a_bytes());
+            ++reads;
+        }
+    EXPECT_EQ(reads, 6);
+}
+
+TEST(GemmProgram, ShapesThatDoNotFitAreRejected) {
+    PeConfig pe = trn1_pe();
+    GemmWorkload w = reference();
+    w.tile_k = 256;
+    EXPECT_NE(w.check(pe), "");
+    EXPECT_THROW(make_gemm_program(w, pe, {}), std::invalid_argument);
+    w = reference();
+    w.n = 4096; // 16 KiB of fp32 accumulators per partition per tile: 8 banks, x 4 buffers
+    EXPECT_NE(w.check(pe).find("PSUM"), std::string::npos);
+    w = reference();
+    w.k = 128 * 1024;
+    EXPECT_NE(w.check(pe).find("SBUF"), std::string::npos);
+    EXPECT_EQ(reference().check(pe), "");
+}
