@@ -1,6 +1,6 @@
 // The GEMM tile pipeline as an ideal pipeline: per-tile stage times derived from the platform
 // config (the same PeConfig/DmaConfig/NocConfig/HbmConfig the simulation reads) and the workload.
-// docs/calibration-gemm.md walks through each formula for the reference tile.
+// docs/calibration.md (GEMM) walks through each formula for the reference tile.
 #pragma once
 
 #include "models/analytic/ideal_pipeline.h"

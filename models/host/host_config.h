@@ -5,7 +5,7 @@
 namespace nctlm {
 
 // Host, PCIe link, runtime and the analytic device-kernel cost; mirrors `host.*` in the platform
-// YAML. Every key has a default (the trn1 calibration, docs/calibration-host.md), so a platform
+// YAML. Every key has a default (the trn1 calibration, docs/calibration.md (host)), so a platform
 // that does not model the host may leave the section out.
 struct HostConfig {
     // host/Host: CPU memcpy through the runtime's pinned bounce buffer (pageable tensors only).
