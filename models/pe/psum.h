@@ -1,32 +1,17 @@
 // PSUM: the tensor engine's accumulation buffer (trn1: 2 MiB = 128 partitions x 16 KiB, 8 banks of
-// 2 KiB per partition). The tensor engine writes accumulators, the vector engine reads them out. A TLM-2.0
-// target (blocking transport): an access waits for its partitions' read (or write) ports, pays the access
-// latency and moves bytes/partition at the per-partition rate.
+// 2 KiB per partition). The tensor engine writes accumulators, the vector engine reads them out.
 #pragma once
 
-#include "models/common/stats.h"
-#include "models/pe/partition_ports.h"
+#include "models/pe/partitioned_memory.h"
 #include "models/pe/pe_config.h"
-
-#include <systemc>
-#include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 namespace nctlm {
 
-class Psum : public sc_core::sc_module {
+class Psum : public PartitionedMemory {
 public:
-    tlm_utils::multi_passthrough_target_socket<Psum> socket;
-    Psum(sc_core::sc_module_name name, const PeConfig& cfg);
-    uint64_t partition_bytes() const { return partition_bytes_; }
-
-private:
-    void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    void end_of_simulation() override;
-    PartitionPorts read_ports_, write_ports_; // one read and one write port per partition
-    uint64_t partition_bytes_;
-    double latency_ns_;
-    Counter &bytes_read_, &bytes_written_, &accesses_;
+    Psum(sc_core::sc_module_name name, const PeConfig& cfg)
+        : PartitionedMemory(name, cfg.sbuf_partitions, cfg.psum_partition_bytes, cfg.psum_partition_bandwidth,
+                            cfg.psum_latency) {}
 };
 
 } // namespace nctlm

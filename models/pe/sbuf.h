@@ -1,32 +1,17 @@
 // SBUF: the PE's state buffer (trn1: 24 MiB = 128 partitions x 192 KiB). Engines read operands
-// from it and write results to it. A TLM-2.0 target (blocking transport): an access waits
-// for its partitions' read (or write) ports, pays the access latency and moves bytes/partition at the
-// per-partition rate.
+// from it and write results to it.
 #pragma once
 
-#include "models/common/stats.h"
-#include "models/pe/partition_ports.h"
+#include "models/pe/partitioned_memory.h"
 #include "models/pe/pe_config.h"
-
-#include <systemc>
-#include <tlm>
-#include <tlm_utils/multi_passthrough_target_socket.h>
 
 namespace nctlm {
 
-class Sbuf : public sc_core::sc_module {
+class Sbuf : public PartitionedMemory {
 public:
-    tlm_utils::multi_passthrough_target_socket<Sbuf> socket;
-    Sbuf(sc_core::sc_module_name name, const PeConfig& cfg);
-    uint64_t partition_bytes() const { return partition_bytes_; }
-
-private:
-    void b_transport(int id, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
-    void end_of_simulation() override;
-    PartitionPorts read_ports_, write_ports_; // one read and one write port per partition
-    uint64_t partition_bytes_;
-    double latency_ns_;
-    Counter &bytes_read_, &bytes_written_, &accesses_;
+    Sbuf(sc_core::sc_module_name name, const PeConfig& cfg)
+        : PartitionedMemory(name, cfg.sbuf_partitions, cfg.sbuf_partition_bytes, cfg.sbuf_partition_bandwidth,
+                            cfg.sbuf_latency) {}
 };
 
 } // namespace nctlm

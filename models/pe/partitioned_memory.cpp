@@ -1,21 +1,21 @@
-#include "models/pe/psum.h"
+#include "models/pe/partitioned_memory.h"
 
 #include "models/common/sim.h"
 
 namespace nctlm {
 
-Psum::Psum(sc_core::sc_module_name name, const PeConfig& cfg)
-    : sc_module(name), socket("socket"),
-      read_ports_(cfg.sbuf_partitions, 1e9 / cfg.psum_partition_bandwidth.bytes_per_s),
-      write_ports_(cfg.sbuf_partitions, 1e9 / cfg.psum_partition_bandwidth.bytes_per_s),
-      partition_bytes_(cfg.psum_partition_bytes), latency_ns_(cfg.psum_latency.ns),
+PartitionedMemory::PartitionedMemory(sc_core::sc_module_name name, uint32_t partitions, uint64_t partition_bytes,
+                                     Bandwidth partition_bandwidth, Duration latency)
+    : sc_module(name), socket("socket"), read_ports_(partitions, 1e9 / partition_bandwidth.bytes_per_s),
+      write_ports_(partitions, 1e9 / partition_bandwidth.bytes_per_s), partition_bytes_(partition_bytes),
+      latency_ns_(latency.ns),
       bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
       bytes_written_(stats().counter(std::string(this->name()) + ".bytes_written", "B")),
       accesses_(stats().counter(std::string(this->name()) + ".accesses", "")) {
-    socket.register_b_transport(this, &Psum::b_transport);
+    socket.register_b_transport(this, &PartitionedMemory::b_transport);
 }
 
-void Psum::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+void PartitionedMemory::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     PartitionExt* range = p.get_extension<PartitionExt>();
     uint32_t first = range ? range->first : 0, count = range ? range->count : 1;
     double per_partition = double(p.get_data_length()) / count;
@@ -33,7 +33,7 @@ void Psum::b_transport(int, tlm::tlm_generic_payload& p, sc_core::sc_time& delay
     p.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void Psum::end_of_simulation() {
+void PartitionedMemory::end_of_simulation() {
     double elapsed = now_ns();
     stats().counter(std::string(name()) + ".read_utilization", "").value =
         elapsed > 0 ? read_ports_.busy_ns() / elapsed : 0;
