@@ -24,11 +24,19 @@ public:
     const BandwidthPipe& d2h() const { return d2h_; }
 
 private:
-    void account(const char* dir, const TransferTimes& t, uint64_t bytes, int track);
+    // One direction's counters, registered once at construction (no lookups per transfer).
+    struct Direction {
+        Direction(const std::string& base, Bandwidth bw, int track);
+        Counter &transfers, &bytes, &chunks, &link_busy_ns;
+        Histogram& transfer_ns;
+        Bandwidth bandwidth;
+        int track;
+    };
+    void account(Direction& dir, const TransferTimes& t, uint64_t bytes);
     HostConfig cfg_;
     Host& host_;
     BandwidthPipe h2d_, d2h_;
-    int h2d_track_, d2h_track_;
+    Direction h2d_stats_, d2h_stats_;
 };
 
 } // namespace nctlm
