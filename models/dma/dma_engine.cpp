@@ -108,7 +108,7 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     double now = now_ns();
     x.issue_ns = now;
     if (d.write) {  // the engines stream the data out of the tile: cut-through from now
-        Occupancy occ = data_pipe_.reserve(now, double(length));
+        Occupancy occ = data_pipe_.reserve(now, double(length), now);
         x.head_ns = occ.start_ns;
         x.tail_ns = occ.end_ns;
     }
@@ -150,7 +150,7 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
     double now = now_ns(), done = now;
     if (p.is_response_ok()) {
         if (p.is_read()) {  // the engines write the data into the tile as it streams in
-            Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()));
+            Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now));
             done = std::max(now, occ.end_ns);
             bytes_read_.add(p.get_data_length());
         } else {

@@ -51,7 +51,9 @@ private:
     sc_core::sc_event work_, end_req_;
     std::vector<sc_core::sc_event> channel_done_;
     double request_free_at_ = 0;  // request exclusion on the shared socket
-    BandwidthPipe data_pipe_;     // the engines' data path into/out of the tile
+    // The engines' data path into/out of the tile. Gap-filling: a write booked at issue must not
+    // push back read data that arrived (head) earlier but is delivered (tail) later.
+    LinkSchedule data_pipe_;
     PayloadPool<TransferExt> pool_;
     tlm_utils::peq_with_get<DmaDescriptor> completions_;
     sc_core::sc_time descriptor_time_;

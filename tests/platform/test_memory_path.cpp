@@ -260,3 +260,27 @@ TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
     EXPECT_LT(start(4), start(2));
     EXPECT_LT(start(2), start(5));
 }
+
+TEST(Dma, AWritePostedLaterDoesNotDelayReadDataAlreadyStreamingIn) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny", {"hbm.functional=false"});
+    Platform p("top", cfg);
+    DmaDescriptor alone, read, write;
+    simulate(p, [&](Platform& plat) {
+        sc_core::sc_event done;
+        auto notify = [&](DmaDescriptor&) { done.notify(); };
+        alone = transfer(0, 4096, false, 0, nullptr, notify);
+        plat.tiles[0].pe.post_dma(alone);
+        sc_core::wait(done);
+        double solo = alone.t_done - alone.t_post;
+        read = transfer(0, 4096, false, 0, nullptr, notify);
+        plat.tiles[0].pe.post_dma(read);
+        // Late in the read, while its data is arriving, a store starts on another queue.
+        sc_core::wait(sc_core::sc_time(0.9 * solo, sc_core::SC_NS));
+        write = transfer(1 << 20, 4096, true, 1, nullptr, nullptr);
+        plat.tiles[0].pe.post_dma(write);
+        sc_core::wait(done);
+    });
+    EXPECT_NEAR(read.t_done - read.t_post, alone.t_done - alone.t_post, 0.01);
+    EXPECT_GT(write.t_done, 0);
+}
