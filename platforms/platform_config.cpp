@@ -33,6 +33,8 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
     if (c.hbm.interleaved_base != 0 && c.hbm.interleaved_base < c.hbm.stack_capacity * c.hbm.stacks)
         fail("hbm", "interleaved_base", "hbm.interleaved_base overlaps the contiguous window (" +
                                             format_bytes(c.hbm.stack_capacity * c.hbm.stacks) + ")");
+    if (auto problem = check_hbm(c.hbm))
+        fail("hbm", problem->key, problem->message);
     if (c.dma.queue_channels > c.dma.channels)
         fail("dma", "queue_channels", "dma.queue_channels cannot exceed dma.channels");
     return c;

@@ -5,6 +5,7 @@
 #include "testbenches/gqa/gqa.h"
 #include "testbenches/stream/stream.h"
 #include "testbenches/testbench.h"
+#include "testbenches/traffic/traffic.h"
 
 namespace nctlm {
 
@@ -20,6 +21,8 @@ const std::vector<TestbenchInfo>& testbenches() {
          [] { return std::make_unique<HostTestbench>(); }},
         {"stream", "every tile streams HBM reads (local/remote/interleaved): GB/s per tile and stack",
          [] { return std::make_unique<StreamTestbench>(); }},
+        {"traffic", "closed-loop memory traffic at one stack or through the DMA/NoC: GB/s, latency, row hits",
+         [] { return std::make_unique<TrafficTestbench>(); }},
         {"gqa", "one GQA decode step over a long KV cache on the whole chip vs its roofline",
          [] { return std::make_unique<GqaTestbench>(); }},
     };

@@ -30,6 +30,20 @@ nlohmann::json Histogram::summary() const {
     return j;
 }
 
+void QueueStats::register_as(const std::string& path) {
+    occupancy = &stats().histogram(path + ".occupancy", "requests");
+    time_full_ns = &stats().counter(path + ".time_full_ns", "ns");
+}
+
+void QueueStats::level(size_t size, size_t capacity, double now) {
+    if (size >= capacity && full_since < 0) {
+        full_since = now;
+    } else if (size < capacity && full_since >= 0) {
+        time_full_ns->add(now - full_since);
+        full_since = -1;
+    }
+}
+
 StatsRegistry& StatsRegistry::instance() {
     static StatsRegistry r;
     return r;

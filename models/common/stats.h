@@ -26,6 +26,16 @@ struct Histogram {
     nlohmann::json summary() const;  // count, mean, p50, p90, p99, max
 };
 
+// Occupancy seen by each arrival (p50/p99/max) and the time a queue spent full.
+struct QueueStats {
+    Histogram* occupancy = nullptr;
+    Counter* time_full_ns = nullptr;
+    double full_since = -1;
+    void register_as(const std::string& path);
+    void sample(size_t seen) { occupancy->add(double(seen)); }  // the occupancy an arrival saw
+    void level(size_t size, size_t capacity, double now);       // after every change
+};
+
 class StatsRegistry {
 public:
     static StatsRegistry& instance();

@@ -11,6 +11,7 @@ struct DmaDescriptor;
 
 struct TransferExt : tlm::tlm_extension<TransferExt> {
     DmaDescriptor* descriptor = nullptr;  // owner, for completion
+    uint64_t tag = 0;                     // any other initiator's own handle
     uint32_t src_tile = 0;                // initiating tile, routes the response
     uint32_t stack = 0, pseudo_channel = 0;
     double issue_ns = 0;                  // BEGIN_REQ left the DMA channel
@@ -18,6 +19,8 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // Links stream data cut-through, so a hop delays the head by its latency and the tail by
     // max(its own serialization, the incoming tail).
     double head_ns = 0, tail_ns = 0;
+    // Attached by the NoC to a plain payload from a foreign initiator; removed before its response.
+    bool attached_by_noc = false;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {

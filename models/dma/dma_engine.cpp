@@ -133,9 +133,9 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
 }
 
 tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
-                                              sc_core::sc_time&) {
-    if (phase == tlm::END_REQ) {
-        end_req_.notify(sc_core::SC_ZERO_TIME);
+                                              sc_core::sc_time& delay) {
+    if (phase == tlm::END_REQ) {  // a request the next hop held back (back-pressure) is now accepted
+        end_req_.notify(delay);
         return tlm::TLM_ACCEPTED;
     }
     if (phase != tlm::BEGIN_RESP)

@@ -1,6 +1,14 @@
 #include "models/hbm/hbm_config.h"
 
+#include <algorithm>
+#include <fmt/format.h>
+#include <map>
+
 namespace nctlm {
+
+// Sources of the banked defaults: DRAMsim3 configs/HBM2_8Gb_x128.ini (tCK = 1 ns there, so its
+// cycle counts are ns); the model rounds each up to whole cycles of hbm.dram_clock.
+#define INI "DRAMsim3 HBM2_8Gb_x128.ini"
 
 const FieldList<HbmConfig>& HbmConfig::fields() {
     using C = HbmConfig;
@@ -11,17 +19,198 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
         count("pseudo_channels", &C::pseudo_channels, nullptr, 1, 256,
               "pseudo-channels per stack (HBM2e: 8 channels x 2 PCs, JESD235)"),
         bandwidth("pc_bandwidth", &C::pc_bandwidth, nullptr,
-                  "peak bandwidth of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)"),
+                  "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)"),
         bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs"),
         bytes("stack_interleave", &C::stack_interleave, "4 KiB", 64, 1 << 30,
               "granularity across stacks inside the interleaved window"),
         bytes("interleaved_base", &C::interleaved_base, "1 TiB", 0, 1ull << 50,
               "base of the stack-interleaved alias window (same memory, spread over all stacks)"),
-        duration("controller_latency", &C::controller_latency, nullptr,
-                 "arrival to first data: controller front end + tRCD + RL (HBM2 JEDEC: 12 + 17 tCK at 1 GHz)"),
+        duration("controller_latency", &C::controller_latency, "29 ns",
+                 "pipe model only: arrival to first data (front end + tRCD + RL; HBM2 JEDEC 12 + 17 tCK at 1 GHz)"),
         flag("functional", &C::functional, "false", "store data in sparse pages (read-back checks)"),
+        choice("model", &C::model, {{"banked", HbmModel::Banked}, {"pipe", HbmModel::Pipe}}, "banked",
+               "banked: bank/row state, DRAM timing, refresh, FR-FCFS over finite queues; pipe: fixed-rate FCFS "
+               "pipe per PC (ablation, speed)"),
+        frequency("dram_clock", &C::dram_clock, "1.6 GHz",
+                  "DRAM command clock; tCK = 0.625 ns at 3.2 Gb/s DDR (HBM2e); timings round up to whole tCK"),
+        bytes("access_bytes", &C::access_bytes, "32 B", 8, 4096,
+              "bytes moved by one column command: 64-bit PC x BL4 (JESD235 pseudo-channel mode)"),
+        count("bank_groups", &C::bank_groups, "4", 1, 64, "bank groups per pseudo-channel (JESD235: 4)"),
+        count("banks_per_group", &C::banks_per_group, "4", 1, 64, "banks per bank group (JESD235 8 Gb: 4)"),
+        bytes("row_bytes", &C::row_bytes, "1 KiB", 64, 1 << 20, "row (page) size per pseudo-channel (JESD235: 1 KiB)"),
+        text("column_bits", &C::column_bits, "5-9",
+             "stack-offset bits selecting the column (log2(row_bytes / access_bytes) bits)"),
+        text("bank_group_bits", &C::bank_group_bits, "10,15",
+             "stack-offset bits selecting the bank group (bit 10 splits a 2 KiB burst over two groups)"),
+        text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group"),
+        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")"),
+        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")"),
+        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")"),
+        duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")"),
+        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")"),
+        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")"),
+        duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")"),
+        duration("t_ccd_l", &C::t_ccd_l, "2 ns", "column to column, same bank group (tCCD_L; " INI ")"),
+        duration("t_rrd_s", &C::t_rrd_s, "4 ns", "ACT to ACT, different bank group (tRRD_S; " INI ")"),
+        duration("t_rrd_l", &C::t_rrd_l, "6 ns", "ACT to ACT, same bank group (tRRD_L; " INI ")"),
+        duration("t_faw", &C::t_faw, "30 ns", "window holding at most four ACTs (tFAW; " INI ")"),
+        duration("t_wtr_s", &C::t_wtr_s, "6 ns",
+                 "end of write data to RD, different bank group (tWTR_S; " INI ")"),
+        duration("t_wtr_l", &C::t_wtr_l, "8 ns", "end of write data to RD, same bank group (tWTR_L; " INI ")"),
+        duration("t_rtw", &C::t_rtw, "13.75 ns",
+                 "RD to WR bus turnaround: RL + burst - WL + tRTRS (DRAMsim3 rule; 23 + 2 - 7 + 4 tCK at 0.625 ns)"),
+        duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")"),
+        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")"),
+        duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")"),
+        duration("t_rfc", &C::t_rfc, "260 ns", "all-bank refresh cycle: every bank busy (tRFC; " INI ")"),
+        duration("t_refi_pb", &C::t_refi_pb, "128 ns",
+                 "per-bank refresh: interval between two banks' refreshes (tREFIb; " INI ")"),
+        duration("t_rfc_pb", &C::t_rfc_pb, "130 ns",
+                 "per-bank refresh cycle (assumed half of tRFC; the ini gives no tRFCb)"),
+        duration("front_end_latency", &C::front_end_latency, "0.625 ns",
+                 "banked model: arrival to the scheduler seeing the request (one tCK, as DRAMsim3's pipeline)"),
+        choice("refresh", &C::refresh,
+               {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}, {"off", RefreshMode::Off}},
+               "all_bank", "refresh scheme (JESD235: all-bank REF every tREFI; per-bank REFSB optional)"),
+        choice("page_policy", &C::page_policy, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}}, "open",
+               "open: rows stay open for later hits; closed: precharge after each request"),
+        count("read_queue", &C::read_queue, "32", 1, 65536,
+              "read queue per pseudo-channel in column-access entries (access_bytes each; DRAMsim3-style 32-entry "
+              "transaction queue); a request larger than the queue enters it alone"),
+        count("write_queue", &C::write_queue, "32", 1, 65536,
+              "write buffer per pseudo-channel in column-access entries; writes are acknowledged once inside"),
+        count("ingress_queue", &C::ingress_queue, "64", 0, 1 << 20,
+              "requests a stack accepts ahead of full PC queues, so one busy PC does not block the others "
+              "(assumed; 0: head-of-line blocking at the stack port)"),
+        count("write_high", &C::write_high, "32", 1, 65536,
+              "write-buffer entries that start a write drain (DRAMsim3: a full buffer)"),
+        count("write_low", &C::write_low, "0", 0, 65536, "write-buffer entries that end a write drain (DRAMsim3: 0)"),
     };
     return f;
+}
+
+std::vector<uint32_t> parse_bit_list(const std::string& text) {
+    std::vector<uint32_t> bits;
+    size_t at = 0;
+    auto number = [&](size_t& pos) {
+        size_t start = pos;
+        while (pos < text.size() && text[pos] == ' ')
+            ++pos;
+        start = pos;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
+            ++pos;
+        if (pos == start || pos - start > 2)
+            throw UnitError("'" + text + "' is not a list of bit positions like \"5-9\" or \"10,15\"");
+        uint32_t v = uint32_t(std::stoul(text.substr(start, pos - start)));
+        while (pos < text.size() && text[pos] == ' ')
+            ++pos;
+        if (v > 63)
+            throw UnitError(fmt::format("bit {} is beyond a 64-bit address", v));
+        return v;
+    };
+    if (text.find_first_not_of(' ') == std::string::npos)
+        return bits;
+    while (true) {
+        uint32_t lo = number(at), hi = lo;
+        if (at < text.size() && text[at] == '-') {
+            ++at;
+            hi = number(at);
+            if (hi < lo)
+                throw UnitError(fmt::format("'{}': range {}-{} runs backwards", text, lo, hi));
+        }
+        for (uint32_t b = lo; b <= hi; ++b)
+            bits.push_back(b);
+        if (at >= text.size())
+            break;
+        if (text[at] != ',')
+            throw UnitError("'" + text + "' is not a list of bit positions like \"5-9\" or \"10,15\"");
+        ++at;
+    }
+    std::sort(bits.begin(), bits.end());
+    return bits;
+}
+
+namespace {
+bool power_of_two(uint64_t v) { return v && !(v & (v - 1)); }
+uint32_t log2u(uint64_t v) {
+    uint32_t n = 0;
+    while (v > 1) {
+        v >>= 1;
+        ++n;
+    }
+    return n;
+}
+} // namespace
+
+std::optional<HbmProblem> check_hbm(const HbmConfig& c) {
+    if (c.model != HbmModel::Banked)
+        return std::nullopt;
+    auto problem = [](std::string key, std::string msg) { return std::optional<HbmProblem>(HbmProblem{key, msg}); };
+    if (!power_of_two(c.pseudo_channels))
+        return problem("pseudo_channels", fmt::format("the banked model needs a power-of-two pseudo-channel count, "
+                                                      "not {} (or set hbm.model: pipe)", c.pseudo_channels));
+    if (!power_of_two(c.interleave))
+        return problem("interleave", "the banked model needs a power-of-two hbm.interleave");
+    if (!power_of_two(c.access_bytes))
+        return problem("access_bytes", "hbm.access_bytes must be a power of two");
+    if (!power_of_two(c.row_bytes) || c.row_bytes < c.access_bytes)
+        return problem("row_bytes", "hbm.row_bytes must be a power of two of at least hbm.access_bytes");
+    if (c.interleave < c.access_bytes)
+        return problem("interleave", "hbm.interleave must be at least hbm.access_bytes");
+    if (!power_of_two(c.bank_groups) || !power_of_two(c.banks_per_group))
+        return problem("bank_groups", "hbm.bank_groups and hbm.banks_per_group must be powers of two");
+    struct Use {
+        const char* key;
+        std::vector<uint32_t> bits;
+        uint32_t want;
+    };
+    std::vector<Use> uses;
+    try {
+        uses = {{"column_bits", parse_bit_list(c.column_bits), log2u(c.row_bytes / c.access_bytes)},
+                {"bank_group_bits", parse_bit_list(c.bank_group_bits), log2u(c.bank_groups)},
+                {"bank_bits", parse_bit_list(c.bank_bits), log2u(c.banks_per_group)}};
+    } catch (const UnitError& e) {
+        return problem("column_bits", e.what());
+    }
+    std::map<uint32_t, std::string> owner;
+    for (uint32_t b = 0; b < log2u(c.access_bytes); ++b)
+        owner[b] = "the byte within an access (access_bytes)";
+    for (uint32_t b = 0; b < log2u(c.pseudo_channels); ++b)
+        owner[log2u(c.interleave) + b] = "the pseudo-channel (interleave x pseudo_channels)";
+    for (auto& u : uses) {
+        if (u.bits.size() != u.want)
+            return problem(u.key, fmt::format("hbm.{} names {} bits but the geometry needs {}", u.key, u.bits.size(),
+                                              u.want));
+        for (size_t i = 0; i < u.bits.size(); ++i) {
+            if (i > 0 && u.bits[i] == u.bits[i - 1])
+                return problem(u.key, fmt::format("hbm.{} uses bit {} twice", u.key, u.bits[i]));
+            if (auto it = owner.find(u.bits[i]); it != owner.end())
+                return problem(u.key, fmt::format("hbm.{} uses bit {}, which already selects {}", u.key, u.bits[i],
+                                                  it->second));
+            owner[u.bits[i]] = std::string("hbm.") + u.key;
+        }
+    }
+    if (c.t_ras < c.t_rcd)
+        return problem("t_ras", "hbm.t_ras (" + format_duration(c.t_ras) + ") is shorter than hbm.t_rcd (" +
+                                    format_duration(c.t_rcd) + "): a row must stay open at least until it can be read");
+    if (c.t_rc < c.t_ras)
+        return problem("t_rc", "hbm.t_rc must be at least hbm.t_ras");
+    if (c.t_ccd_l < c.t_ccd_s)
+        return problem("t_ccd_l", "hbm.t_ccd_l must be at least hbm.t_ccd_s");
+    if (c.t_rrd_l < c.t_rrd_s)
+        return problem("t_rrd_l", "hbm.t_rrd_l must be at least hbm.t_rrd_s");
+    if (c.refresh == RefreshMode::AllBank && !(c.t_rfc < c.t_refi))
+        return problem("t_rfc", "hbm.t_rfc must be shorter than hbm.t_refi (the PC would refresh forever)");
+    if (c.refresh == RefreshMode::PerBank && !(c.t_rfc_pb < c.t_refi_pb * double(c.bank_groups * c.banks_per_group)))
+        return problem("t_rfc_pb", "hbm.t_rfc_pb must be shorter than one bank's refresh period "
+                                   "(t_refi_pb x banks)");
+    if (c.t_refi.ns <= 0 && c.refresh != RefreshMode::Off)
+        return problem("t_refi", "hbm.t_refi must be positive (or set hbm.refresh: off)");
+    if (c.write_high > c.write_queue)
+        return problem("write_high", "hbm.write_high cannot exceed hbm.write_queue");
+    if (c.write_low >= c.write_high)
+        return problem("write_low", "hbm.write_low must be below hbm.write_high");
+    return std::nullopt;
 }
 
 } // namespace nctlm

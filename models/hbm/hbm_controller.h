@@ -1,6 +1,14 @@
-// One HBM stack's controller. It alone serializes the HBM: each pseudo-channel keeps
-// `available_at`; a burst starts at max(arrival + controller_latency, available_at[pc]) and
-// occupies the PC for bytes ÷ pc_bandwidth. Requests to one PC keep their arrival order.
+// One HBM stack's controller. Per pseudo-channel either the banked model (PcScheduler: banks,
+// rows, DRAM timing, refresh, FR-FCFS over finite read/write queues) or the wave-1 pipe
+// (hbm.model). Flow control is the base protocol's: a request whose PC queue is full waits in a
+// shared ingress buffer (hbm.ingress_queue requests, so one busy PC does not block the others);
+// with that full too it is not accepted (no END_REQ) until the scheduler frees room, and the
+// initiator may not send another request meanwhile (request exclusion). Writes are posted:
+// acknowledged once inside the PC's write buffer.
+//
+// Any initiator may use the socket: a payload without a TransferExt (a user's own module) gets
+// its response when the last data byte is out; with one, BEGIN_RESP comes at the first data
+// byte and the extension carries head/tail times for the NoC to stream the data.
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
@@ -8,8 +16,12 @@
 #include "models/common/stats.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_config.h"
+#include "models/hbm/pc_scheduler.h"
 #include "models/hbm/sparse_memory.h"
 
+#include <deque>
+#include <limits>
+#include <memory>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/simple_target_socket.h>
@@ -21,29 +33,78 @@ class HbmController : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<HbmController> socket;
 
+    // Keeps its own copies of the config and the address map.
     HbmController(sc_core::sc_module_name name, const HbmConfig& cfg, const AddressMap& map, uint32_t stack);
 
     const SparseMemory& memory() const { return memory_; }
     // Seeds memory without simulated time (test set-up, workload images).
     void preload(uint64_t stack_offset, const unsigned char* data, uint64_t length);
 
+    // Requests whose last data byte falls in [from, to] count in the measured figures below
+    // and in the read-latency histogram (a testbench's warm-up and end). Default: everything.
+    void measure_between(double from_ns, double to_ns);
+    double measured_read_bytes() const { return measured_read_bytes_; }
+    double measured_write_bytes() const { return measured_write_bytes_; }
+    uint64_t measured_requests() const { return measured_requests_; }
+    const Histogram& read_latency() const { return *read_latency_; }  // acceptance -> last read byte
+    PcCounters bank_counters() const;  // summed over PCs (banked model)
+
 private:
-    struct PseudoChannel {
-        BandwidthPipe pipe;
-        Histogram* wait_ns;  // time a burst waited for its PC (serialization)
+    struct Waiting {
+        tlm::tlm_generic_payload* p;
+        HbmLocation loc;
+        double accepted_ns;
+    };
+    struct Pc {
+        std::unique_ptr<PcScheduler> sched;  // banked
+        BandwidthPipe pipe;                  // pipe
+        Histogram* wait_ns;                  // pipe: time a burst waited for its PC
+        QueueStats reads, writes;
+        std::deque<Waiting> ingress;        // accepted, waiting for room in this PC's queue
+        sc_core::sc_event wake;
+        bool decision_pending = false;
         int track;
     };
+    struct Slot {  // a request from acceptance until its commands are placed
+        tlm::tlm_generic_payload* p = nullptr;  // reads only: answered when data is out
+        double accepted_ns = 0;
+        uint64_t offset = 0;
+    };
     tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
-    void send_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
+    tlm::tlm_sync_enum begin_pipe(tlm::tlm_generic_payload& p, const HbmLocation& loc, double arrival);
+    void admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, double accepted_ns);
+    bool try_accept(tlm::tlm_generic_payload& p, const HbmLocation& loc);  // false: no room anywhere
+    void refill(uint32_t pc);
+    uint32_t accesses(const tlm::tlm_generic_payload& p, const HbmLocation& loc) const;
+    void decide(uint32_t pc);
+    void wake_later(uint32_t pc);
+    void respond(tlm::tlm_generic_payload& p, double head_ns, double tail_ns);
+    void queue_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
+    void send_responses();
+    void count(bool write, uint64_t bytes, double accepted_ns, double last_ns);
     void end_of_simulation() override;
 
     HbmConfig cfg_;
-    const AddressMap& map_;
+    AddressMap map_;
+    BankMap bank_map_;
+    DramTiming timing_;
     uint32_t stack_;
-    std::vector<PseudoChannel> pcs_;
+    std::vector<Pc> pcs_;
+    std::vector<Slot> slots_;
+    std::vector<uint64_t> free_slots_;
+    // The request the controller could not accept yet (request exclusion: at most one).
+    size_t ingress_used_ = 0;
+    tlm::tlm_generic_payload* blocked_ = nullptr;
+    HbmLocation blocked_loc_{};
     SparseMemory memory_;
     Peq<HbmController> resp_peq_;
-    Counter &bytes_read_, &bytes_written_, &bursts_;
+    std::deque<tlm::tlm_generic_payload*> responses_;  // BEGIN_RESP exclusion: one until END_RESP
+    bool response_busy_ = false;
+    double measure_from_ = 0, measure_to_ = std::numeric_limits<double>::infinity();
+    double measured_read_bytes_ = 0, measured_write_bytes_ = 0;
+    uint64_t measured_requests_ = 0;
+    Counter &bytes_read_, &bytes_written_, &bursts_, &refused_;
+    Histogram* read_latency_;
 };
 
 } // namespace nctlm

@@ -2,16 +2,16 @@
 
 #include "models/common/sim.h"
 #include "models/common/trace.h"
-#include "models/common/transfer.h"
 
 #include <algorithm>
+#include <fmt/format.h>
 
 namespace nctlm {
 
 Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& map, uint32_t tiles)
     : sc_module(name), tile_sockets("tile_sockets"), stack_sockets("stack_sockets"), cfg_(cfg), map_(map),
-      topology_(tiles, map.stacks()), hop_ns_(cfg.hop_latency().ns), req_peq_(this, &Noc::deliver_request),
-      resp_peq_(this, &Noc::deliver_response),
+      topology_(tiles, map.stacks()), hop_ns_(cfg.hop_latency().ns), ports_(map.stacks()), tile_responses_(tiles),
+      req_peq_(this, &Noc::deliver_request), resp_peq_(this, &Noc::deliver_response),
       address_errors_(stats().counter(std::string(this->name()) + ".address_errors", "")),
       bursts_(stats().counter(std::string(this->name()) + ".bursts", "")) {
     tile_sockets.register_nb_transport_fw(this, &Noc::fw_from_tile);
@@ -21,6 +21,12 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& m
         bool ring = k == LinkKind::RingClockwise || k == LinkKind::RingCounter;
         links_.push_back({LinkSchedule(ring ? cfg.ring_bandwidth : cfg.link_bandwidth),
                           nctlm::trace().enabled() ? nctlm::trace().track(this->name(), topology_.link_name(l)) : -1});
+    }
+    for (uint32_t s = 0; s < ports_.size(); ++s) {
+        std::string base = fmt::format("{}.stack{}_port", this->name(), s);
+        ports_[s].credits = cfg.port_buffer;
+        ports_[s].occupancy.register_as(base);
+        ports_[s].wait_ns = &stats().histogram(base + ".wait_ns", "ns");
     }
 }
 
@@ -44,8 +50,13 @@ double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payloa
 
 tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) {
+    if (phase == tlm::END_RESP) {
+        tile_responses_[size_t(tile)].busy = false;
+        send_to_tile(uint32_t(tile));
+        return tlm::TLM_COMPLETED;
+    }
     if (phase != tlm::BEGIN_REQ)
-        return tlm::TLM_ACCEPTED;  // END_RESP never comes: tiles complete responses in the call
+        return tlm::TLM_ACCEPTED;
     auto loc = map_.map(p.get_address());
     if (!loc) {
         address_errors_.add(1);
@@ -53,32 +64,96 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
         return tlm::TLM_COMPLETED;
     }
     bursts_.add(1);
-    TransferExt& x = ext<TransferExt>(p);
-    x.src_tile = uint32_t(tile);
-    x.stack = loc->stack;
     double now = now_ns() + ns(delay);
-    if (p.is_read())
-        x.head_ns = x.tail_ns = now;  // only a header travels
-    double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    double accepted = traverse(topology_.request_route(uint32_t(tile), loc->stack), p, bytes);
-    req_peq_.notify(p, tlm::BEGIN_REQ, until(x.tail_ns));
+    TransferExt* x = p.get_extension<TransferExt>();
+    if (!x) {  // a plain payload: the first hop carries the routing state, removed before the response
+        if (spare_exts_.empty())
+            spare_exts_.push_back(std::make_unique<TransferExt>());
+        x = spare_exts_.back().release();
+        spare_exts_.pop_back();
+        *x = TransferExt{};
+        x->attached_by_noc = true;
+        x->head_ns = x->tail_ns = now;  // its write data is all here now
+        p.set_extension(x);
+    }
+    x->src_tile = uint32_t(tile);
+    x->stack = loc->stack;
+    Port& port = ports_[loc->stack];
+    port.occupancy.sample(cfg_.port_buffer - port.credits + port.waiting.size());
+    if (port.credits == 0 || !port.waiting.empty()) {
+        port.waiting.push_back({tile, &p, now});
+        return tlm::TLM_ACCEPTED;  // END_REQ when a credit returns
+    }
+    --port.credits;
+    port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now);
+    port.wait_ns->add(0);
+    double accepted = inject(p, now);
     // Accepted once the first link has taken the request: the DMA channel may move on.
     phase = tlm::END_REQ;
     delay = until(accepted);
     return tlm::TLM_UPDATED;
 }
 
-void Noc::deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
+double Noc::inject(tlm::tlm_generic_payload& p, double ready_ns) {
     TransferExt& x = ext<TransferExt>(p);
-    tlm::tlm_phase phase = tlm::BEGIN_REQ;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    tlm::tlm_sync_enum s = stack_sockets[x.stack]->nb_transport_fw(p, phase, delay);
-    if (s == tlm::TLM_COMPLETED)  // the controller refused it (address error): answer the tile now
-        tile_sockets[x.src_tile]->nb_transport_bw(p, phase = tlm::BEGIN_RESP, delay);
+    if (p.is_read())
+        x.head_ns = x.tail_ns = ready_ns;  // only a header travels
+    double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
+    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, bytes);
+    req_peq_.notify(p, tlm::BEGIN_REQ, until(x.tail_ns));
+    return accepted;
+}
+
+void Noc::deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
+    uint32_t stack = ext<TransferExt>(p).stack;
+    ports_[stack].ready.push_back(&p);
+    send_to_stack(stack);
+}
+
+void Noc::send_to_stack(uint32_t stack) {
+    Port& port = ports_[stack];
+    while (!port.controller_busy && !port.ready.empty()) {
+        tlm::tlm_generic_payload& p = *port.ready.front();
+        port.ready.pop_front();
+        tlm::tlm_phase phase = tlm::BEGIN_REQ;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        tlm::tlm_sync_enum s = stack_sockets[int(stack)]->nb_transport_fw(p, phase, delay);
+        if (s == tlm::TLM_ACCEPTED) {
+            port.controller_busy = true;  // its queue is full: END_REQ comes later
+            return;
+        }
+        credit_returned(stack);
+        if (s == tlm::TLM_COMPLETED)  // refused (address or burst error): answer the tile now
+            deliver_response(p, tlm::BEGIN_RESP);
+    }
+}
+
+void Noc::credit_returned(uint32_t stack) {
+    Port& port = ports_[stack];
+    ++port.credits;
+    port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now_ns());
+    if (port.waiting.empty())
+        return;
+    Waiting w = port.waiting.front();
+    port.waiting.pop_front();
+    --port.credits;
+    double now = now_ns();
+    port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now);
+    port.wait_ns->add(now - w.since_ns);
+    double accepted = inject(*w.p, now);
+    tlm::tlm_phase phase = tlm::END_REQ;
+    sc_core::sc_time delay = until(accepted);
+    tile_sockets[w.tile]->nb_transport_bw(*w.p, phase, delay);
 }
 
 tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                       sc_core::sc_time&) {
+    if (phase == tlm::END_REQ) {
+        ports_[size_t(stack)].controller_busy = false;
+        credit_returned(uint32_t(stack));
+        send_to_stack(uint32_t(stack));
+        return tlm::TLM_ACCEPTED;
+    }
     if (phase != tlm::BEGIN_RESP)
         return tlm::TLM_ACCEPTED;
     TransferExt& x = ext<TransferExt>(p);
@@ -89,10 +164,27 @@ tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tl
     return tlm::TLM_UPDATED;
 }
 
-void Noc::deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase) {
-    tlm::tlm_phase ph = phase;
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    tile_sockets[ext<TransferExt>(p).src_tile]->nb_transport_bw(p, ph, delay);
+void Noc::deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
+    TransferExt* x = p.get_extension<TransferExt>();
+    uint32_t tile = x->src_tile;
+    if (x->attached_by_noc) {
+        p.clear_extension(x);
+        spare_exts_.emplace_back(x);
+    }
+    tile_responses_[tile].pending.push_back(&p);
+    send_to_tile(tile);
+}
+
+void Noc::send_to_tile(uint32_t tile) {
+    TileResponses& r = tile_responses_[tile];
+    while (!r.busy && !r.pending.empty()) {
+        tlm::tlm_generic_payload& p = *r.pending.front();
+        r.pending.pop_front();
+        tlm::tlm_phase phase = tlm::BEGIN_RESP;
+        sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+        if (tile_sockets[int(tile)]->nb_transport_bw(p, phase, delay) == tlm::TLM_ACCEPTED)
+            r.busy = true;  // END_RESP comes on the forward path
+    }
 }
 
 void Noc::end_of_simulation() {

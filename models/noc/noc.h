@@ -2,15 +2,24 @@
 // over one-directional links that each add a hop latency and serialize bytes at their bandwidth
 // (cut-through: data streams through, so a link limits throughput, not the latency of one burst).
 // Tiles bind to `tile_sockets` in tile order, stacks to `stack_sockets` in stack order.
+//
+// Flow control (credits per stack port): a request takes one of the port's `port_buffer`
+// credits when a tile hands it over (END_REQ) and returns it when the controller accepts it.
+// With no credit free the tile's request waits unaccepted, so its DMA cannot issue more; the
+// NoC sends the controller one request at a time and waits for its END_REQ. Responses are never
+// refused (every initiator sinks its responses), so the request path cannot deadlock on them.
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
 #include "models/common/peq.h"
 #include "models/common/stats.h"
+#include "models/common/transfer.h"
 #include "models/hbm/address_map.h"
 #include "models/noc/noc_config.h"
 #include "models/noc/topology.h"
 
+#include <deque>
+#include <memory>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -24,6 +33,7 @@ public:
     tlm_utils::multi_passthrough_target_socket<Noc> tile_sockets;
     tlm_utils::multi_passthrough_initiator_socket<Noc> stack_sockets;
 
+    // Keeps its own copy of the address map.
     Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& map, uint32_t tiles);
     const Topology& topology() const { return topology_; }
 
@@ -32,22 +42,47 @@ private:
         LinkSchedule pipe;
         int track;
     };
+    struct Waiting {
+        int tile;
+        tlm::tlm_generic_payload* p;
+        double since_ns;
+    };
+    struct Port {  // toward one stack
+        uint32_t credits;
+        std::deque<Waiting> waiting;                   // tiles' requests not yet accepted
+        std::deque<tlm::tlm_generic_payload*> ready;   // arrived, to hand to the controller in order
+        bool controller_busy = false;                  // a BEGIN_REQ awaits its END_REQ
+        QueueStats occupancy;
+        Histogram* wait_ns;                            // a tile's wait for a credit
+    };
+    struct TileResponses {  // BEGIN_RESP exclusion toward a tile
+        std::deque<tlm::tlm_generic_payload*> pending;
+        bool busy = false;
+    };
     tlm::tlm_sync_enum fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                     sc_core::sc_time& delay);
     tlm::tlm_sync_enum bw_from_stack(int stack, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
+    // Books the request route from `ready_ns`; returns when the first link has taken it.
+    double inject(tlm::tlm_generic_payload& p, double ready_ns);
     // Moves data (head/tail in the payload's TransferExt) across a route; returns the first
     // link's occupancy end (when the sender is free again).
     double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes);
     void deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
+    void send_to_stack(uint32_t stack);
+    void credit_returned(uint32_t stack);
     void deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
+    void send_to_tile(uint32_t tile);
     void end_of_simulation() override;
 
     NocConfig cfg_;
-    const AddressMap& map_;
+    AddressMap map_;
     Topology topology_;
     double hop_ns_;
     std::vector<Link> links_;
+    std::vector<Port> ports_;
+    std::vector<TileResponses> tile_responses_;
+    std::vector<std::unique_ptr<TransferExt>> spare_exts_;  // for plain payloads
     Peq<Noc> req_peq_, resp_peq_;
     Counter &address_errors_, &bursts_;
 };

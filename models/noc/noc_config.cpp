@@ -13,6 +13,10 @@ const FieldList<NocConfig>& NocConfig::fields() {
         bandwidth("ring_bandwidth", &C::ring_bandwidth, nullptr,
                   "router<->router ring link, per direction; shared by remote traffic"),
         bytes("request_bytes", &C::request_bytes, "64 B", 1, 4096, "request / write-ack header flit"),
+        count("port_buffer", &C::port_buffer, "64", 1, 1 << 20,
+              "credits per stack port: requests the NoC holds toward one stack (in flight plus waiting for the "
+              "controller); a tile's request waits for END_REQ when none is free (assumed: covers the "
+              "bandwidth-delay product of a route)"),
     };
     return f;
 }

@@ -11,6 +11,7 @@ struct NocConfig {
     Bandwidth link_bandwidth;      // tile<->router and router<->stack links, per direction
     Bandwidth ring_bandwidth;      // router<->router links, per direction
     uint64_t request_bytes = 0;    // header flit of a request or a write acknowledgement
+    uint32_t port_buffer = 0;      // requests in flight toward one stack port (credits)
 
     Duration hop_latency() const { return clock.cycles(hop_cycles); }
     static const FieldList<NocConfig>& fields();

@@ -28,6 +28,7 @@ private:
     GemmTestbenchConfig tb_;
     GemmWorkload w_;
     std::optional<PlatformConfig> platform_;
+    std::string pe_name_;  // for its engines' busy-time stats
     Program preload_, main_;
     PeRunRecord record_;
     bool done_ = false;

@@ -1,0 +1,286 @@
+#include "models/hbm/pc_scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace nctlm {
+
+namespace {
+uint32_t log2u(uint64_t v) {
+    uint32_t n = 0;
+    while (v > 1) {
+        v >>= 1;
+        ++n;
+    }
+    return n;
+}
+constexpr double kNever = -1e18;
+} // namespace
+
+DramTiming DramTiming::from(const HbmConfig& c) {
+    DramTiming t{};
+    t.tck = c.dram_clock.period().ns;
+    // Whole cycles, as a controller counts them; the tiny epsilon keeps 14.000000001 from becoming 15 cycles.
+    auto cyc = [&](Duration d) { return std::ceil(d.ns / t.tck - 1e-9) * t.tck; };
+    t.burst = c.pc_bandwidth.transfer(double(c.access_bytes)).ns;
+    t.rcd = cyc(c.t_rcd);
+    t.rp = cyc(c.t_rp);
+    t.ras = cyc(c.t_ras);
+    t.rc = cyc(c.t_rc);
+    t.cl = cyc(c.t_cl);
+    t.cwl = cyc(c.t_cwl);
+    // A column command also holds the data bus for a burst (DRAMsim3: max(burst, tCCD)).
+    t.ccd_s = std::max(cyc(c.t_ccd_s), t.burst);
+    t.ccd_l = std::max(cyc(c.t_ccd_l), t.burst);
+    t.rrd_s = cyc(c.t_rrd_s);
+    t.rrd_l = cyc(c.t_rrd_l);
+    t.faw = cyc(c.t_faw);
+    t.wtr_s = cyc(c.t_wtr_s);
+    t.wtr_l = cyc(c.t_wtr_l);
+    t.rtw = cyc(c.t_rtw);
+    t.wr = cyc(c.t_wr);
+    t.rtp = cyc(c.t_rtp);
+    t.refi = cyc(c.t_refi);
+    t.rfc = cyc(c.t_rfc);
+    t.refi_pb = cyc(c.t_refi_pb);
+    t.rfc_pb = cyc(c.t_rfc_pb);
+    t.front_end = cyc(c.front_end_latency);
+    return t;
+}
+
+BankMap::BankMap(const HbmConfig& c) : access_bytes_(uint32_t(c.access_bytes)) {
+    column_ = parse_bit_list(c.column_bits);
+    bank_group_ = parse_bit_list(c.bank_group_bits);
+    bank_ = parse_bit_list(c.bank_bits);
+    uint64_t used = (uint64_t(c.access_bytes) - 1);
+    for (uint32_t b = 0; b < log2u(c.pseudo_channels); ++b)
+        used |= uint64_t(1) << (log2u(c.interleave) + b);
+    in_row_mask_ = uint64_t(c.access_bytes) - 1;
+    for (auto* field : {&column_, &bank_group_, &bank_})
+        for (uint32_t b : *field)
+            used |= uint64_t(1) << b;
+    for (uint32_t b : column_)
+        in_row_mask_ |= uint64_t(1) << b;
+    uint32_t top = log2u(std::max<uint64_t>(c.stack_capacity, 2) - 1) + 1;  // bits an offset can use
+    for (uint32_t b = 0; b < std::min<uint32_t>(top, 64); ++b)
+        if (!(used >> b & 1))
+            row_.push_back(b);
+}
+
+uint64_t BankMap::gather(uint64_t v, const std::vector<uint32_t>& bits) {
+    uint64_t out = 0;
+    for (size_t i = 0; i < bits.size(); ++i)
+        out |= ((v >> bits[i]) & 1) << i;
+    return out;
+}
+
+DramLocation BankMap::locate(uint64_t off) const {
+    return {uint32_t(gather(off, bank_group_)), uint32_t(gather(off, bank_)), gather(off, row_),
+            uint32_t(gather(off, column_))};
+}
+
+PcScheduler::PcScheduler(const HbmConfig& c, const DramTiming& timing)
+    : t_(timing), policy_(c.page_policy), refresh_(c.refresh), banks_per_group_(c.banks_per_group),
+      read_cap_(c.read_queue), write_cap_(c.write_queue), write_high_(c.write_high), write_low_(c.write_low),
+      banks_(size_t(c.bank_groups) * c.banks_per_group), last_act_bg_(c.bank_groups, kNever),
+      write_data_end_bg_(c.bank_groups, kNever),
+      next_refresh_(c.refresh == RefreshMode::PerBank ? timing.refi_pb : timing.refi) {}
+
+void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) const {
+    r.segments.clear();
+    const uint64_t ab = map.access_bytes();
+    uint64_t key = ~uint64_t(0);
+    for (uint64_t a = off & ~(ab - 1), end = off + r.bytes; a < end; a += ab) {
+        uint64_t k = a & ~map.in_row_mask();
+        if (k == key) {
+            ++r.segments.back().accesses;
+            continue;
+        }
+        key = k;
+        DramLocation l = map.locate(a);
+        r.segments.push_back({l.bank_group * banks_per_group_ + l.bank, l.bank_group, l.row, 1});
+    }
+    r.accesses = 0;
+    for (const DramSegment& s : r.segments)
+        r.accesses += s.accesses;
+}
+
+void PcScheduler::enqueue(DramRequest&& r) {
+    (r.write ? write_used_ : read_used_) += r.accesses;
+    (r.write ? writes_ : reads_).push_back(std::move(r));
+}
+
+void PcScheduler::refresh_until(double now) {
+    if (refresh_ == RefreshMode::Off)
+        return;
+    while (next_refresh_ <= now) {
+        bool all = refresh_ == RefreshMode::AllBank;
+        size_t first = all ? 0 : next_refresh_bank_ % banks_.size();
+        size_t last = all ? banks_.size() : first + 1;
+        // REF once the banks are precharged: an open bank closes after its last column command.
+        double at = next_refresh_;
+        for (size_t b = first; b < last; ++b)
+            at = std::max(at, banks_[b].open ? banks_[b].pre_ready + t_.rp : banks_[b].act_ready);
+        double end = at + (all ? t_.rfc : t_.rfc_pb);
+        for (size_t b = first; b < last; ++b) {
+            banks_[b].open = false;
+            banks_[b].act_ready = std::max(banks_[b].act_ready, end);
+        }
+        ++counters_.refreshes;
+        ++next_refresh_bank_;
+        next_refresh_ += all ? t_.refi : t_.refi_pb;
+    }
+}
+
+double PcScheduler::open_row(const DramSegment& s, double t0) {
+    Bank& b = banks_[s.bank];
+    if (b.open && b.row == s.row) {
+        ++counters_.row_hits;
+        return std::max(t0, b.col_ready);
+    }
+    if (b.open) {  // row conflict: precharge first
+        ++counters_.row_conflicts;
+        double pre = std::max(t0, b.pre_ready);
+        b.act_ready = std::max(b.act_ready, pre + t_.rp);
+    } else {
+        ++counters_.row_misses;
+    }
+    double oldest_of_four = last_acts_[act_slot_];
+    double act = std::max({t0, b.act_ready, last_act_ + t_.rrd_s, last_act_bg_[s.bank_group] + t_.rrd_l,
+                           oldest_of_four + t_.faw});
+    last_acts_[act_slot_] = act;
+    act_slot_ = (act_slot_ + 1) % last_acts_.size();
+    last_act_ = act;
+    last_act_bg_[s.bank_group] = act;
+    ++counters_.activates;
+    b.open = true;
+    b.row = s.row;
+    b.col_ready = act + t_.rcd;
+    b.pre_ready = act + t_.ras;
+    b.act_ready = act + t_.rc;
+    return b.col_ready;
+}
+
+bool PcScheduler::hits(const DramRequest& r) const {
+    const DramSegment& s = r.segments.front();
+    return banks_[s.bank].open && banks_[s.bank].row == s.row;
+}
+
+double PcScheduler::earliest_start(const DramRequest& r) const {
+    const Bank& b = banks_[r.segments.front().bank];
+    double bank_ready = b.open ? b.pre_ready + t_.rp : b.act_ready;
+    return std::max(r.ready_ns, bank_ready);
+}
+
+void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
+    out.first_data_ns = std::numeric_limits<double>::infinity();
+    out.last_data_ns = 0;
+    out.row_hit = hits(r);
+    const bool write = r.write;
+    size_t begin = 0;
+    while (begin < r.segments.size()) {
+        // A wave: consecutive segments in distinct banks; their columns interleave.
+        size_t end = begin + 1;
+        while (end < r.segments.size() &&
+               std::none_of(r.segments.begin() + long(begin), r.segments.begin() + long(end),
+                            [&](const DramSegment& s) { return s.bank == r.segments[end].bank; }))
+            ++end;
+        double ready[8];
+        uint32_t left[8];
+        size_t n = std::min<size_t>(end - begin, 8);
+        end = begin + n;
+        for (size_t i = 0; i < n; ++i) {
+            ready[i] = open_row(r.segments[begin + i], t0);
+            left[i] = r.segments[begin + i].accesses;
+        }
+        double write_end_any = *std::max_element(write_data_end_bg_.begin(), write_data_end_bg_.end());
+        for (;;) {
+            size_t best = n;
+            double best_t = 0;
+            for (size_t i = 0; i < n; ++i) {
+                if (!left[i])
+                    continue;
+                uint32_t bg = r.segments[begin + i].bank_group;
+                double t = std::max(ready[i], last_col_ + (bg == last_col_bg_ ? t_.ccd_l : t_.ccd_s));
+                if (write)
+                    t = std::max({t, last_read_cmd_ + t_.rtw, data_free_ - t_.cwl});
+                else
+                    t = std::max({t, write_end_any + t_.wtr_s, write_data_end_bg_[bg] + t_.wtr_l, data_free_ - t_.cl});
+                if (best == n || t < best_t) {
+                    best = i;
+                    best_t = t;
+                }
+            }
+            if (best == n)
+                break;
+            const DramSegment& s = r.segments[begin + best];
+            Bank& b = banks_[s.bank];
+            double data = best_t + (write ? t_.cwl : t_.cl), data_end = data + t_.burst;
+            if (last_col_ > kNever && last_col_write_ != write)
+                ++counters_.turnarounds;
+            if (write) {
+                write_data_end_bg_[s.bank_group] = data_end;
+                write_end_any = std::max(write_end_any, data_end);
+                b.pre_ready = std::max(b.pre_ready, data_end + t_.wr);
+                ++counters_.writes;
+            } else {
+                last_read_cmd_ = best_t;
+                b.pre_ready = std::max(b.pre_ready, best_t + t_.rtp);
+                ++counters_.reads;
+            }
+            last_col_ = best_t;
+            last_col_bg_ = s.bank_group;
+            last_col_write_ = write;
+            data_free_ = data_end;
+            counters_.data_busy_ns += t_.burst;
+            out.first_data_ns = std::min(out.first_data_ns, data);
+            out.last_data_ns = std::max(out.last_data_ns, data_end);
+            --left[best];
+        }
+        if (policy_ == PagePolicy::Closed)
+            for (size_t i = begin; i < end; ++i) {
+                Bank& b = banks_[r.segments[i].bank];
+                b.open = false;
+                b.act_ready = std::max(b.act_ready, b.pre_ready + t_.rp);
+            }
+        begin = end;
+    }
+}
+
+Scheduled PcScheduler::schedule_next(double now) {
+    refresh_until(now);
+    if (!draining_ && write_used_ >= write_high_)
+        draining_ = true;
+    if (draining_ && write_used_ <= write_low_)
+        draining_ = false;
+    bool use_writes = draining_ ? !writes_.empty() : reads_.empty();
+    std::deque<DramRequest>& q = use_writes ? writes_ : reads_;
+    // First ready: the oldest row hit; else the request whose bank frees first (oldest on ties).
+    size_t pick = q.size();
+    for (size_t i = 0; i < q.size() && pick == q.size(); ++i)
+        if (hits(q[i]))
+            pick = i;
+    if (pick == q.size()) {
+        pick = 0;
+        double best = earliest_start(q[0]);
+        for (size_t i = 1; i < q.size(); ++i)
+            if (double t = earliest_start(q[i]); t < best) {
+                best = t;
+                pick = i;
+            }
+    }
+    DramRequest r = std::move(q[pick]);
+    q.erase(q.begin() + long(pick));
+    (r.write ? write_used_ : read_used_) -= r.accesses;
+    Scheduled s{r.tag, r.write, 0, 0, r.bytes, false};
+    place(r, std::max(now, r.ready_ns), s);
+    return s;
+}
+
+double PcScheduler::next_decision_ns(double now) const {
+    double column_free = std::max(last_col_ + t_.ccd_s, data_free_ - t_.cl);
+    return std::max(now, column_free - (t_.rp + t_.rcd));
+}
+
+} // namespace nctlm

@@ -1,0 +1,152 @@
+// The banked model of one HBM pseudo-channel: bank groups x banks with open-row state, DRAM
+// command timing, refresh, and an FR-FCFS scheduler over finite read and write queues. Pure C++
+// (times in ns): the AT controller and any other front end call the same class.
+//
+// Scheduling works on whole requests (one TLM transaction, at most one PC's interleave chunk).
+// At each decision the scheduler picks a queued request (FR-FCFS: the oldest row hit; else the
+// request whose bank can take its PRE/ACT soonest, the oldest among equals), then places its commands at the earliest times every constraint
+// allows: PRE/ACT on the row command bus (tRP, tRAS, tRC, tRRD_S/L, tFAW), RD/WR on the column
+// bus (tRCD, tCCD_S/L, read<->write turnaround, data-bus occupancy), refresh (tREFI/tRFC). A
+// request's column accesses alternate between its rows when they sit in different bank groups
+// (tCCD_S instead of tCCD_L), as a controller interleaving its queued column commands would.
+// Decisions run `lookahead` (tRP + tRCD) before the column bus frees, so the next row can be
+// opened while the current data streams; a request arriving after that decision waits one turn.
+#pragma once
+
+#include "models/hbm/hbm_config.h"
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace nctlm {
+
+// Every timing in ns, rounded up to whole cycles of the DRAM clock.
+struct DramTiming {
+    double tck, burst, rcd, rp, ras, rc, cl, cwl, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s, wtr_l, rtw, wr, rtp, refi,
+        rfc, refi_pb, rfc_pb, front_end;
+    static DramTiming from(const HbmConfig& c);
+};
+
+// Where a stack offset lands inside its pseudo-channel.
+struct DramLocation {
+    uint32_t bank_group, bank;  // bank: index within the group
+    uint64_t row;
+    uint32_t column;
+};
+
+// Address bits -> (bank group, bank, row, column) per hbm.*_bits; the row is every bit not used
+// by the byte-in-access, column, bank-group, bank or pseudo-channel fields.
+class BankMap {
+public:
+    explicit BankMap(const HbmConfig& c);
+    DramLocation locate(uint64_t stack_offset) const;
+    // Bits that change only within one row of one bank (byte and column bits).
+    uint64_t in_row_mask() const { return in_row_mask_; }
+    uint32_t access_bytes() const { return access_bytes_; }
+
+private:
+    static uint64_t gather(uint64_t v, const std::vector<uint32_t>& bits);
+    std::vector<uint32_t> column_, bank_group_, bank_, row_;
+    uint64_t in_row_mask_ = 0;
+    uint32_t access_bytes_;
+};
+
+struct DramSegment {  // consecutive accesses of a request to one row
+    uint32_t bank;    // flat: bank_group x banks_per_group + bank
+    uint32_t bank_group;
+    uint64_t row;
+    uint32_t accesses;
+};
+
+struct DramRequest {
+    uint64_t tag = 0;         // the caller's handle (returned in Scheduled)
+    bool write = false;
+    double ready_ns = 0;      // arrival + front end: no command before this
+    uint64_t bytes = 0;
+    uint32_t accesses = 0;    // column accesses: queue entries it takes
+    std::vector<DramSegment> segments;
+};
+
+struct Scheduled {
+    uint64_t tag;
+    bool write;
+    double first_data_ns, last_data_ns;
+    uint64_t bytes;
+    bool row_hit;  // its first row was already open
+};
+
+struct PcCounters {
+    uint64_t row_hits = 0, row_misses = 0, row_conflicts = 0, activates = 0, refreshes = 0;
+    uint64_t reads = 0, writes = 0, turnarounds = 0;
+    double data_busy_ns = 0;
+};
+
+class PcScheduler {
+public:
+    PcScheduler(const HbmConfig& cfg, const DramTiming& timing);
+
+    // Splits [stack_offset, +bytes) into per-row segments (same PC assumed).
+    void describe(DramRequest& r, const BankMap& map, uint64_t stack_offset) const;
+
+    // Queues hold column-access entries (access_bytes each), like a DRAM controller's transaction
+    // queue; a request larger than a whole queue enters it alone, once it is empty.
+    bool has_room(bool write, uint32_t accesses) const {
+        size_t used = write ? write_used_ : read_used_, cap = write ? write_cap_ : read_cap_;
+        return used == 0 || used + accesses <= cap;
+    }
+    size_t queued(bool write) const { return write ? write_used_ : read_used_; }  // entries in use
+    bool empty() const { return reads_.empty() && writes_.empty(); }
+    void enqueue(DramRequest&& r);  // requires has_room(r.write)
+
+    // Picks one queued request at `now` and places its commands (refreshes due first).
+    Scheduled schedule_next(double now);
+    // When the next decision should run: `lookahead` before the column bus frees, not before `now`.
+    double next_decision_ns(double now) const;
+
+    const PcCounters& counters() const { return counters_; }
+    const DramTiming& timing() const { return t_; }
+
+private:
+    struct Bank {
+        bool open = false;
+        uint64_t row = 0;
+        double col_ready = 0;   // ACT + tRCD
+        double pre_ready = 0;   // earliest PRE: ACT + tRAS, RD + tRTP, write data end + tWR
+        double act_ready = 0;   // earliest ACT: PRE + tRP, ACT + tRC, refresh end
+    };
+    void refresh_until(double now);
+    double open_row(const DramSegment& s, double t0);  // returns when its columns may issue
+    void place(const DramRequest& r, double t0, Scheduled& out);
+    bool hits(const DramRequest& r) const;
+    double earliest_start(const DramRequest& r) const;  // when its first command could issue
+
+    DramTiming t_;
+    PagePolicy policy_;
+    RefreshMode refresh_;
+    uint32_t banks_per_group_;
+    size_t read_cap_, write_cap_, write_high_, write_low_;
+    std::vector<Bank> banks_;
+    std::deque<DramRequest> reads_, writes_;
+    size_t read_used_ = 0, write_used_ = 0;
+    bool draining_ = false;
+    // row command bus
+    std::array<double, 4> last_acts_{-1e18, -1e18, -1e18, -1e18};  // ring for tFAW
+    size_t act_slot_ = 0;
+    double last_act_ = -1e18;
+    std::vector<double> last_act_bg_;
+    // column bus
+    double last_col_ = -1e18;
+    uint32_t last_col_bg_ = ~0u;
+    bool last_col_write_ = false;
+    double last_read_cmd_ = -1e18;
+    std::vector<double> write_data_end_bg_;
+    double data_free_ = 0;
+    // refresh
+    double next_refresh_;
+    uint32_t next_refresh_bank_ = 0;
+    PcCounters counters_;
+};
+
+} // namespace nctlm
