@@ -149,6 +149,7 @@ void HbmController::admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, d
     Pc& pc = pcs_[loc.pseudo_channel];
     const bool write = p.is_write();
     const double now = now_ns();
+    const uint32_t r_accesses = accesses(p, loc);
     uint64_t tag;
     if (free_slots_.empty()) {
         tag = slots_.size();
@@ -157,13 +158,16 @@ void HbmController::admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, d
         tag = free_slots_.back();
         free_slots_.pop_back();
     }
-    slots_[tag] = {write ? nullptr : &p, accepted_ns, loc.offset};
+    // A write larger than the whole buffer is inside it only once its overflow has drained.
+    uint32_t overflow = write && r_accesses > cfg_.write_queue ? r_accesses - cfg_.write_queue : 0;
+    slots_[tag] = {write && !overflow ? nullptr : &p, accepted_ns, loc.offset};
     DramRequest r;
     r.tag = tag;
     r.write = write;
     r.bytes = p.get_data_length();
     r.ready_ns = now + timing_.front_end;
     pc.sched->describe(r, bank_map_, loc.offset);
+    r.mark = overflow;
     QueueStats& q = write ? pc.writes : pc.reads;
     q.sample(pc.sched->queued(write));
     pc.sched->enqueue(std::move(r));
@@ -172,9 +176,9 @@ void HbmController::admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, d
     (write ? bytes_written_ : bytes_read_).add(p.get_data_length());
     if (auto* x = p.get_extension<TransferExt>())
         x->pseudo_channel = loc.pseudo_channel;
-    if (write) {  // posted: the data is in the controller's write queue
-        if (cfg_.functional && p.get_data_ptr())
-            memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());
+    if (write && cfg_.functional && p.get_data_ptr())  // later reads see it: they queue behind
+        memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());
+    if (write && !overflow) {  // posted: the data is in the controller's write buffer
         p.set_response_status(tlm::TLM_OK_RESPONSE);
         respond(p, now, now);
     }
@@ -204,7 +208,10 @@ void HbmController::decide(uint32_t i) {
             .level(pc.sched->queued(s.write), s.write ? cfg_.write_queue : cfg_.read_queue, now);
         Slot slot = slots_[s.tag];
         free_slots_.push_back(s.tag);
-        if (!s.write) {
+        if (s.write && slot.p) {  // acknowledged once its overflow is out of the buffer
+            slot.p->set_response_status(tlm::TLM_OK_RESPONSE);
+            respond(*slot.p, s.mark_ns, s.mark_ns);
+        } else if (!s.write) {
             tlm::tlm_generic_payload& p = *slot.p;
             if (cfg_.functional && p.get_data_ptr())
                 memory_.read(slot.offset, p.get_data_ptr(), p.get_data_length());

@@ -175,7 +175,8 @@ double PcScheduler::earliest_start(const DramRequest& r) const {
 
 void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
     out.first_data_ns = std::numeric_limits<double>::infinity();
-    out.last_data_ns = 0;
+    out.last_data_ns = out.mark_ns = 0;
+    uint32_t placed = 0;
     out.row_hit = hits(r);
     const bool write = r.write;
     size_t begin = 0;
@@ -236,6 +237,8 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
             counters_.data_busy_ns += t_.burst;
             out.first_data_ns = std::min(out.first_data_ns, data);
             out.last_data_ns = std::max(out.last_data_ns, data_end);
+            if (++placed == r.mark)
+                out.mark_ns = data_end;
             --left[best];
         }
         if (policy_ == PagePolicy::Closed)
@@ -273,7 +276,7 @@ Scheduled PcScheduler::schedule_next(double now) {
     DramRequest r = std::move(q[pick]);
     q.erase(q.begin() + long(pick));
     (r.write ? write_used_ : read_used_) -= r.accesses;
-    Scheduled s{r.tag, r.write, 0, 0, r.bytes, false};
+    Scheduled s{r.tag, r.write, 0, 0, 0, r.bytes, false};
     place(r, std::max(now, r.ready_ns), s);
     return s;
 }

@@ -66,6 +66,7 @@ struct DramRequest {
     double ready_ns = 0;      // arrival + front end: no command before this
     uint64_t bytes = 0;
     uint32_t accesses = 0;    // column accesses: queue entries it takes
+    uint32_t mark = 0;        // report when this many accesses have their data done (0: none)
     std::vector<DramSegment> segments;
 };
 
@@ -73,6 +74,7 @@ struct Scheduled {
     uint64_t tag;
     bool write;
     double first_data_ns, last_data_ns;
+    double mark_ns;  // data end of the request's `mark`-th access
     uint64_t bytes;
     bool row_hit;  // its first row was already open
 };
