@@ -12,7 +12,7 @@ double pe_dma_ns(double bytes, bool write, const PeConfig& pe, const MemoryPath&
         done = std::max(done, posted + (write ? path.write_ns(size) : path.read_ns(size)));
         posted += size * ns_per_byte;
     }
-    return done;
+    return done + path.refresh_delay_ns(done);
 }
 
 GemmStageTimes gemm_stage_times(const GemmWorkload& w, const PeConfig& pe, const DmaConfig& dma,

@@ -1,5 +1,7 @@
 #include "models/analytic/memory_path.h"
 
+#include "models/hbm/pc_scheduler.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -11,7 +13,17 @@ MemoryPath::MemoryPath(const DmaConfig& dma, const NocConfig& noc, const HbmConf
       request_flit_ns(noc.link_bandwidth.transfer(double(noc.request_bytes)).ns),
       controller_ns(hbm.controller_latency.ns), pc_ns_per_byte(1e9 / hbm.pc_bandwidth.bytes_per_s),
       engine_ns_per_byte(1e9 / dma.data_bandwidth().bytes_per_s), burst_bytes(double(dma.burst_size)),
-      interleave_bytes(double(hbm.interleave)), pcs(hbm.pseudo_channels) {}
+      interleave_bytes(double(hbm.interleave)), pcs(hbm.pseudo_channels) {
+    if (hbm.model == HbmModel::Banked) {
+        // A row miss on a precharged bank: front end + tRCD + CL (whole DRAM cycles).
+        DramTiming t = DramTiming::from(hbm);
+        controller_ns = t.front_end + t.rcd + t.cl;
+        if (hbm.refresh == RefreshMode::AllBank) {
+            refresh_rfc_ns = t.rfc;
+            refresh_refi_ns = t.refi;
+        }
+    }
+}
 
 double MemoryPath::per_pc_bytes(double bytes) const {
     // Interleave-aligned: consecutive interleave chunks go to consecutive PCs.
@@ -26,6 +38,14 @@ double MemoryPath::read_ns(double bytes) const {
     double tail = head + per_pc_bytes(bytes) * pc_ns_per_byte + hops * hop_ns;
     double engines = head + hops * hop_ns + bytes * engine_ns_per_byte; // the engines write it into SBUF
     return std::max(tail, engines) + completion_ns;
+}
+
+double MemoryPath::refresh_delay_ns(double busy_ns) const {
+    // An all-bank refresh blocks every PC for tRFC each tREFI. Work spanning busy_ns overlaps one
+    // with probability (busy + tRFC) / tREFI and then waits tRFC / 2 on average.
+    if (refresh_refi_ns <= 0)
+        return 0;
+    return std::min(1.0, (busy_ns + refresh_rfc_ns) / refresh_refi_ns) * refresh_rfc_ns / 2;
 }
 
 double MemoryPath::write_ns(double bytes) const {

@@ -17,7 +17,10 @@ struct MemoryPath {
     double read_ns(double bytes) const;
     double write_ns(double bytes) const;
 
+    // Expected delay from HBM refresh for work that keeps the memory busy for busy_ns (0 without).
+    double refresh_delay_ns(double busy_ns) const;
     double descriptor_ns, completion_ns, hop_ns, request_flit_ns, controller_ns;
+    double refresh_rfc_ns = 0, refresh_refi_ns = 0;
     double pc_ns_per_byte, engine_ns_per_byte, burst_bytes, interleave_bytes;
     uint32_t pcs, hops = 2; // local stack: tile -> router -> stack
 

@@ -91,9 +91,14 @@ void DmaEngine::channel_thread(int channel) {
 }
 
 void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) {
-    // Request exclusion: one BEGIN_REQ at a time on the socket, until its END_REQ.
-    while (sc_core::sc_time_stamp() < at(request_free_at_))
-        sc_core::wait(until(request_free_at_));
+    // Request exclusion: one BEGIN_REQ at a time on the socket, until its END_REQ. A request the
+    // next hop holds back (back-pressure) keeps the socket busy for an unknown time: wait for it.
+    while (request_held_ || sc_core::sc_time_stamp() < at(request_free_at_)) {
+        if (request_held_)
+            sc_core::wait(request_released_);
+        else
+            sc_core::wait(until(request_free_at_));
+    }
     tlm::tlm_generic_payload* p = pool_.acquire();
     p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p->set_address(d.address + offset);
@@ -126,9 +131,11 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
         if (delay > sc_core::SC_ZERO_TIME)
             sc_core::wait(delay);
     } else {
-        request_free_at_ = 1e300;
+        request_held_ = true;
         sc_core::wait(end_req_);
+        request_held_ = false;
         request_free_at_ = now_ns();
+        request_released_.notify(sc_core::SC_ZERO_TIME);
     }
 }
 

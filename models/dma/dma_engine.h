@@ -51,6 +51,8 @@ private:
     sc_core::sc_event work_, end_req_;
     std::vector<sc_core::sc_event> channel_done_;
     double request_free_at_ = 0;  // request exclusion on the shared socket
+    bool request_held_ = false;   // a BEGIN_REQ awaits its END_REQ (the next hop pushed back)
+    sc_core::sc_event request_released_;
     // The engines' data path into/out of the tile. Gap-filling: a write booked at issue must not
     // push back read data that arrived (head) earlier but is delivered (tail) later.
     LinkSchedule data_pipe_;

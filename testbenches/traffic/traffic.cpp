@@ -97,34 +97,51 @@ private:
         double issued_ns;
         uint32_t chunks_left;
         double last_ns;
+        uint64_t address;
     };
 
+    // A request is generated (its issue time) the moment a window slot frees, like the reference
+    // driver; requests the socket cannot take yet wait here in order, outside the controller.
+    void generate() {
+        while (outstanding_ < cfg_.window && now_ns() < cfg_.duration.ns) {
+            TrafficSource::Request r = source_.next();
+            uint64_t id;
+            if (free_ids_.empty()) {
+                id = requests_.size();
+                requests_.emplace_back();
+            } else {
+                id = free_ids_.back();
+                free_ids_.pop_back();
+            }
+            requests_[id] = {r.write, now_ns(), 0, 0, base_ + r.offset};
+            ++outstanding_;
+            backlog_.push_back(id);
+        }
+        generated_.notify(sc_core::SC_ZERO_TIME);
+    }
+
     void run() {
-        while (now_ns() < cfg_.duration.ns) {
-            while (outstanding_ < cfg_.window && now_ns() < cfg_.duration.ns)
-                issue();
-            if (outstanding_ >= cfg_.window)
-                sc_core::wait(slot_free_);
+        generate();
+        while (!backlog_.empty() || now_ns() < cfg_.duration.ns) {
+            if (backlog_.empty()) {
+                sc_core::wait(generated_);
+                continue;
+            }
+            uint64_t id = backlog_.front();
+            backlog_.pop_front();
+            send(id);
         }
     }
 
-    void issue() {
-        TrafficSource::Request r = source_.next();
-        uint64_t id;
-        if (free_ids_.empty()) {
-            id = requests_.size();
-            requests_.emplace_back();
-        } else {
-            id = free_ids_.back();
-            free_ids_.pop_back();
-        }
-        uint64_t addr = base_ + r.offset, end = addr + cfg_.request_bytes;
-        requests_[id] = {r.write, now_ns(), uint32_t((end - 1) / interleave_ - addr / interleave_ + 1), 0};
-        ++outstanding_;
+    void send(uint64_t id) {
+        Request& r = requests_[id];
+        uint64_t addr = r.address, end = addr + cfg_.request_bytes;
+        r.chunks_left = uint32_t((end - 1) / interleave_ - addr / interleave_ + 1);
+        bool write = r.write;
         while (addr < end) {
             uint64_t next = std::min(end, (addr / interleave_ + 1) * interleave_);
             tlm::tlm_generic_payload* p = pool_.acquire();
-            p->set_command(r.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+            p->set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
             p->set_address(addr);
             p->set_data_length(uint32_t(next - addr));
             p->set_streaming_width(uint32_t(next - addr));
@@ -177,7 +194,7 @@ private:
         tally_.finished(r.write, r.issued_ns, r.last_ns, cfg_);
         free_ids_.push_back(ext<TransferExt>(p).tag);
         --outstanding_;
-        slot_free_.notify(sc_core::SC_ZERO_TIME);
+        generate();
     }
 
     void release_finished() {
@@ -196,8 +213,9 @@ private:
     std::vector<Request> requests_;
     std::vector<uint64_t> free_ids_;
     std::vector<tlm::tlm_generic_payload*> finished_;
+    std::deque<uint64_t> backlog_;  // generated, not yet sent
     uint32_t outstanding_ = 0;
-    sc_core::sc_event end_req_, slot_free_, release_;
+    sc_core::sc_event end_req_, generated_, release_;
 };
 
 } // namespace

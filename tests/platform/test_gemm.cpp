@@ -55,7 +55,8 @@ TEST(Gemm, OneTilePaysTheDmaStartLatencyTwiceAndRunsAt15Percent) {
     for (const char* s : {"dma_in", "fetch", "gemm", "evacuate", "write_back"})
         chain += stage(res, s);
     EXPECT_GE(res["wall_ns"].get<double>(), 60 + 2 * 1300 + chain + 30 - 1);
-    EXPECT_NEAR(res["analytic_efficiency"].get<double>(), res["efficiency"].get<double>(), 0.001);
+    // The analytic pipeline knows no bank-group start-up of the banked HBM: within 1 ppt.
+    EXPECT_NEAR(res["analytic_efficiency"].get<double>(), res["efficiency"].get<double>(), 0.01);
 }
 
 TEST(Gemm, AnalyticModelWithin2_2PptOfSimulationOverASweep) {

@@ -56,13 +56,20 @@ TEST(IdealPipeline, LatencyStepsAndBufferRingsLimitThroughput) {
 }
 
 TEST(MemoryPath, ReproducesTheProbeFormula) {
-    PlatformConfig c = trn1();
+    // Cold start, no refresh: 5 + 15 x 0.0625 + 8 + (0.625 + 14.375 + 14.375) + 80 + 8 + 6.43
+    // (docs/calibration.md's derivation of the 141 ns probe, less the bank-group start-up).
+    PlatformConfig c = trn1({"hbm.refresh=off"});
     MemoryPath m(c.dma, c.noc, c.hbm);
-    // 5 + 15 x 0.0625 + 8 + 29 + 80 + 8 + 10 (trn1.yaml's own derivation of the 141 ns probe)
-    EXPECT_NEAR(m.read_ns(32 * 1024), 140.94, 0.01);
-    EXPECT_NEAR(m.read_ns(64 * 1024), 140.94 + 16 * 0.0625 + 80, 0.01); // 2 bursts per PC
-    PlatformConfig slow = trn1({"hbm.controller_latency=39 ns"});
-    EXPECT_NEAR(MemoryPath(slow.dma, slow.noc, slow.hbm).read_ns(32 * 1024), 150.94, 0.01);
+    double probe = 5 + 15 * 0.0625 + 8 + 29.375 + 80 + 8 + 9 / 1.4;
+    EXPECT_NEAR(m.read_ns(32 * 1024), probe, 0.01);
+    EXPECT_NEAR(m.read_ns(64 * 1024), probe + 16 * 0.0625 + 80, 0.01);  // 2 bursts per PC
+    PlatformConfig slow = trn1({"hbm.refresh=off", "hbm.t_cl=24 ns"});
+    EXPECT_NEAR(MemoryPath(slow.dma, slow.noc, slow.hbm).read_ns(32 * 1024), probe + 10, 0.01);
+    // With refresh, work busy for 500 ns meets one with probability (500 + 260) / 3900, then waits 130 ns.
+    EXPECT_NEAR(MemoryPath(trn1().dma, trn1().noc, trn1().hbm).refresh_delay_ns(500), 760.0 / 3900 * 130, 0.01);
+    EXPECT_EQ(m.refresh_delay_ns(500), 0.0);
+    PlatformConfig pipe = trn1({"hbm.model=pipe"});  // the wave-1 formula: controller_latency 29 ns
+    EXPECT_NEAR(MemoryPath(pipe.dma, pipe.noc, pipe.hbm).read_ns(32 * 1024), probe - 29.375 + 29, 0.01);
 }
 
 TEST(GemmModel, ReferenceStagesFollowTheParameters) {

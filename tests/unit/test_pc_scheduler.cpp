@@ -1,0 +1,290 @@
+// The banked pseudo-channel model without a SystemC kernel: each DRAM timing rule in isolation,
+// the FR-FCFS choice, queue capacity, and the address-map / config checks.
+#include "models/hbm/pc_scheduler.h"
+
+#include <gtest/gtest.h>
+
+using namespace nctlm;
+
+namespace {
+
+// trn1's HBM2e pseudo-channel (configs/platforms/trn1.yaml), built in code so each test can vary it.
+HbmConfig hbm2e() {
+    HbmConfig c;
+    c.stacks = 1;
+    c.stack_capacity = 16ull << 30;
+    c.pseudo_channels = 16;
+    c.pc_bandwidth = Bandwidth{25.6e9};
+    c.interleave = 2048;
+    c.dram_clock = Frequency{1.6e9};
+    c.access_bytes = 32;
+    c.bank_groups = 4;
+    c.banks_per_group = 4;
+    c.row_bytes = 1024;
+    c.column_bits = "5-9";
+    c.bank_group_bits = "10,15";
+    c.bank_bits = "16-17";
+    c.t_rcd = Duration(14);
+    c.t_rp = Duration(14);
+    c.t_ras = Duration(34);
+    c.t_rc = Duration(48.75);
+    c.t_cl = Duration(14);
+    c.t_cwl = Duration(4);
+    c.t_ccd_s = Duration(1);
+    c.t_ccd_l = Duration(2);
+    c.t_rrd_s = Duration(4);
+    c.t_rrd_l = Duration(6);
+    c.t_faw = Duration(30);
+    c.t_wtr_s = Duration(6);
+    c.t_wtr_l = Duration(8);
+    c.t_rtw = Duration(13.75);
+    c.t_wr = Duration(16);
+    c.t_rtp = Duration(6);
+    c.t_refi = Duration(3900);
+    c.t_rfc = Duration(260);
+    c.t_refi_pb = Duration(128);
+    c.t_rfc_pb = Duration(130);
+    c.front_end_latency = Duration(0);
+    c.read_queue = c.write_queue = 32;
+    c.ingress_queue = 64;
+    c.write_high = 32;
+    c.write_low = 0;
+    return c;
+}
+
+// Stack offset of (bank group, bank, row, column) under trn1's map, pseudo-channel 0.
+uint64_t offset_of(uint32_t bg, uint32_t bank, uint64_t row, uint32_t column = 0) {
+    return (uint64_t(column) << 5) | (uint64_t(bg & 1) << 10) | (uint64_t(bg >> 1) << 15) | (uint64_t(bank) << 16) |
+           (row << 18);
+}
+
+struct Pc {
+    HbmConfig cfg;
+    DramTiming t;
+    BankMap map;
+    PcScheduler s;
+    explicit Pc(const HbmConfig& c = hbm2e()) : cfg(c), t(DramTiming::from(c)), map(c), s(c, t) {}
+    void add(uint64_t tag, uint64_t offset, uint64_t bytes, double at_ns, bool write = false) {
+        DramRequest r;
+        r.tag = tag;
+        r.write = write;
+        r.bytes = bytes;
+        r.ready_ns = at_ns;
+        s.describe(r, map, offset);
+        s.enqueue(std::move(r));
+    }
+    Scheduled next(double now) { return s.schedule_next(now); }
+};
+
+
+} // namespace
+
+TEST(DramTiming, EveryTimingRoundsUpToWholeClockCycles) {
+    DramTiming t = DramTiming::from(hbm2e());
+    EXPECT_DOUBLE_EQ(t.tck, 0.625);
+    EXPECT_DOUBLE_EQ(t.rcd, 14.375);  // 14 ns -> 23 cycles
+    EXPECT_DOUBLE_EQ(t.faw, 30.0);    // exactly 48 cycles
+    EXPECT_DOUBLE_EQ(t.burst, 1.25);  // 32 B at 25.6 GB/s
+    EXPECT_DOUBLE_EQ(t.ccd_s, 1.25);  // 1 ns -> 2 cycles, not below a burst
+    EXPECT_DOUBLE_EQ(t.ccd_l, 2.5);   // 2 ns -> 4 cycles
+}
+
+TEST(BankMap, BitsSelectBankGroupBankRowAndColumn) {
+    HbmConfig c = hbm2e();
+    BankMap m(c);
+    DramLocation l = m.locate(offset_of(3, 2, 12345, 17));
+    EXPECT_EQ(l.bank_group, 3u);
+    EXPECT_EQ(l.bank, 2u);
+    EXPECT_EQ(l.row, 12345u);
+    EXPECT_EQ(l.column, 17u);
+    // The pseudo-channel bits (11-14) are not part of the row.
+    EXPECT_EQ(m.locate(offset_of(0, 0, 7) | (5u << 11)).row, 7u);
+}
+
+TEST(PcScheduler, A2KiBBurstOpensTwoRowsInTwoBankGroups) {
+    Pc pc;
+    DramRequest r;
+    r.bytes = 2048;
+    pc.s.describe(r, pc.map, offset_of(0, 1, 9));
+    ASSERT_EQ(r.segments.size(), 2u);
+    EXPECT_EQ(r.segments[0].bank_group, 0u);
+    EXPECT_EQ(r.segments[1].bank_group, 1u);
+    EXPECT_EQ(r.segments[0].accesses + r.segments[1].accesses, 64u);
+    EXPECT_EQ(r.accesses, 64u);
+}
+
+TEST(PcScheduler, RowMissFromPrechargedBankCostsRcdPlusCl) {
+    Pc pc;
+    pc.add(1, offset_of(0, 0, 5), 64, 0);
+    Scheduled s = pc.next(0);
+    EXPECT_DOUBLE_EQ(s.first_data_ns, pc.t.rcd + pc.t.cl);
+    // The second access of the row is in the same bank group: tCCD_L later.
+    EXPECT_DOUBLE_EQ(s.last_data_ns, pc.t.rcd + pc.t.ccd_l + pc.t.cl + pc.t.burst);
+    EXPECT_EQ(pc.s.counters().row_misses, 1u);
+}
+
+TEST(PcScheduler, RowHitSkipsTheActivateAndRowConflictAddsThePrecharge) {
+    Pc pc;
+    pc.add(1, offset_of(0, 0, 5), 32, 0);
+    double first = pc.next(0).last_data_ns;
+    double t0 = 200;  // long after: every bank constraint has expired
+    pc.add(2, offset_of(0, 0, 5, 3), 32, t0);
+    Scheduled hit = pc.next(t0);
+    EXPECT_DOUBLE_EQ(hit.first_data_ns - t0, pc.t.cl);
+    EXPECT_TRUE(hit.row_hit);
+    double t1 = 400;
+    pc.add(3, offset_of(0, 0, 6), 32, t1);
+    Scheduled conflict = pc.next(t1);
+    EXPECT_DOUBLE_EQ(conflict.first_data_ns - t1, pc.t.rp + pc.t.rcd + pc.t.cl);
+    EXPECT_EQ(pc.s.counters().row_hits, 1u);
+    EXPECT_EQ(pc.s.counters().row_conflicts, 1u);
+    EXPECT_GT(first, 0);
+}
+
+TEST(PcScheduler, PrechargeWaitsForTras) {
+    Pc pc;
+    pc.add(1, offset_of(0, 0, 5), 32, 0);
+    pc.next(0);
+    pc.add(2, offset_of(0, 0, 6), 32, 0);  // same bank, other row, at once
+    Scheduled s = pc.next(0);
+    // PRE no earlier than ACT + tRAS, ACT no earlier than the first ACT + tRC.
+    double act = std::max(pc.t.ras + pc.t.rp, pc.t.rc);
+    EXPECT_DOUBLE_EQ(s.first_data_ns, act + pc.t.rcd + pc.t.cl);
+}
+
+TEST(PcScheduler, RefreshCollisionWaitsForTrfc) {
+    Pc pc;
+    double due = pc.t.refi;
+    pc.add(1, offset_of(0, 0, 5), 32, due + 1);
+    Scheduled s = pc.next(due + 1);
+    EXPECT_DOUBLE_EQ(s.first_data_ns, due + pc.t.rfc + pc.t.rcd + pc.t.cl);
+    EXPECT_EQ(pc.s.counters().refreshes, 1u);
+    // Without refresh the same request starts at once.
+    HbmConfig off = hbm2e();
+    off.refresh = RefreshMode::Off;
+    Pc quiet(off);
+    quiet.add(1, offset_of(0, 0, 5), 32, due + 1);
+    EXPECT_DOUBLE_EQ(quiet.next(due + 1).first_data_ns, due + 1 + pc.t.rcd + pc.t.cl);
+}
+
+TEST(PcScheduler, FawAllowsFourActivatesPerWindow) {
+    Pc pc;
+    // Eight 64 B reads to eight banks in alternating bank groups: tRRD_S alone would space the
+    // activates 4.375 ns apart; the fifth must wait for the first + tFAW.
+    for (uint32_t i = 0; i < 8; ++i)
+        pc.add(i, offset_of(i % 4, i / 4, 1), 64, 0);
+    std::vector<double> first;
+    for (int i = 0; i < 8; ++i)
+        first.push_back(pc.next(0).first_data_ns - pc.t.rcd - pc.t.cl);  // its activate (bank ready at once)
+    std::sort(first.begin(), first.end());
+    EXPECT_GE(first[4] - first[0], pc.t.faw - 1e-9);
+    EXPECT_GE(first[1] - first[0], pc.t.rrd_s - 1e-9);
+    EXPECT_EQ(pc.s.counters().activates, 8u);
+}
+
+TEST(PcScheduler, ReadWriteTurnaroundSpacesTheColumnCommands) {
+    Pc pc;
+    pc.add(1, offset_of(0, 0, 1), 32, 0);
+    Scheduled rd = pc.next(0);
+    double rd_cmd = rd.first_data_ns - pc.t.cl;
+    pc.add(2, offset_of(1, 0, 1), 32, 0, true);  // other bank group, already a fresh bank
+    Scheduled wr = pc.next(0);
+    double wr_cmd = wr.first_data_ns - pc.t.cwl;
+    EXPECT_GE(wr_cmd - rd_cmd, pc.t.rtw - 1e-9);
+    pc.add(3, offset_of(1, 1, 1), 32, 0);  // same bank group as the write: tWTR_L
+    Scheduled rd2 = pc.next(0);
+    EXPECT_GE(rd2.first_data_ns - pc.t.cl, wr.last_data_ns + pc.t.wtr_l - 1e-9);
+    EXPECT_EQ(pc.s.counters().turnarounds, 2u);
+}
+
+TEST(PcScheduler, FrFcfsServesARowHitBeforeAnOlderMiss) {
+    Pc pc;
+    pc.add(1, offset_of(0, 0, 5), 32, 0);
+    pc.next(0);  // row 5 of bank 0 is open now
+    pc.add(2, offset_of(0, 0, 9), 32, 100);  // older, a conflict
+    pc.add(3, offset_of(0, 0, 5, 2), 32, 100);  // younger, a hit
+    EXPECT_EQ(pc.next(100).tag, 3u);
+    EXPECT_EQ(pc.next(100).tag, 2u);
+}
+
+TEST(PcScheduler, ClosedPagePolicyPrechargesAfterEachRequest) {
+    HbmConfig c = hbm2e();
+    c.page_policy = PagePolicy::Closed;
+    Pc pc(c);
+    pc.add(1, offset_of(0, 0, 5), 32, 0);
+    pc.next(0);
+    pc.add(2, offset_of(0, 0, 5, 1), 32, 300);
+    Scheduled s = pc.next(300);
+    EXPECT_FALSE(s.row_hit);
+    EXPECT_DOUBLE_EQ(s.first_data_ns - 300, pc.t.rcd + pc.t.cl);  // precharged long ago: ACT at once
+}
+
+TEST(PcScheduler, QueuesCountColumnAccessEntries) {
+    Pc pc;
+    EXPECT_TRUE(pc.s.has_room(false, 64));  // larger than the queue: enters alone, when empty
+    pc.add(1, offset_of(0, 0, 1), 2048, 0);
+    EXPECT_FALSE(pc.s.has_room(false, 1));
+    EXPECT_TRUE(pc.s.has_room(true, 2));   // the write buffer is separate
+    EXPECT_EQ(pc.s.queued(false), 64u);
+    pc.next(0);
+    EXPECT_EQ(pc.s.queued(false), 0u);
+    for (int i = 0; i < 16; ++i)
+        pc.add(10 + i, offset_of(i % 4, 0, 1 + i), 64, 0);
+    EXPECT_FALSE(pc.s.has_room(false, 2));  // 16 x 2 entries = 32
+}
+
+TEST(PcScheduler, SequentialReadsStreamNearThePeakOfTheDataBus) {
+    HbmConfig c = hbm2e();
+    c.refresh = RefreshMode::Off;
+    Pc pc(c);
+    // One PC's share of a sequential stream: its 2 KiB chunks are 32 KiB apart in the stack.
+    double now = 0, last = 0;
+    for (uint64_t i = 0; i < 200; ++i) {
+        pc.add(i, i * 32768, 2048, now);
+        Scheduled s = pc.next(now);
+        last = s.last_data_ns;
+        now = pc.s.next_decision_ns(now);
+    }
+    double gbs = 200 * 2048 / last;
+    EXPECT_GT(gbs, 0.95 * 25.6);
+    EXPECT_LE(gbs, 25.6 + 1e-9);
+}
+
+namespace {
+std::string problem_key(const HbmConfig& c) {
+    auto p = check_hbm(c);
+    return p ? p->key : "";
+}
+} // namespace
+
+TEST(HbmConfigCheck, RejectsImpossibleCombinations) {
+    EXPECT_EQ(problem_key(hbm2e()), "");
+    HbmConfig c = hbm2e();
+    c.t_ras = Duration(10);
+    EXPECT_EQ(problem_key(c), "t_ras");
+    c = hbm2e();
+    c.bank_bits = "15-16";  // 15 is a bank-group bit
+    EXPECT_EQ(problem_key(c), "bank_bits");
+    c = hbm2e();
+    c.bank_bits = "11-12";  // pseudo-channel bits
+    EXPECT_EQ(problem_key(c), "bank_bits");
+    c = hbm2e();
+    c.column_bits = "5-8";  // a 1 KiB row of 32 B accesses needs five column bits
+    EXPECT_EQ(problem_key(c), "column_bits");
+    c = hbm2e();
+    c.write_low = 32;
+    EXPECT_EQ(problem_key(c), "write_low");
+    c = hbm2e();
+    c.pseudo_channels = 12;
+    EXPECT_EQ(problem_key(c), "pseudo_channels");
+    c.model = HbmModel::Pipe;  // the pipe does not care
+    EXPECT_EQ(problem_key(c), "");
+}
+
+TEST(HbmConfigCheck, BitListsParseRangesAndLists) {
+    EXPECT_EQ(parse_bit_list("5-9"), (std::vector<uint32_t>{5, 6, 7, 8, 9}));
+    EXPECT_EQ(parse_bit_list("15, 10"), (std::vector<uint32_t>{10, 15}));
+    EXPECT_THROW(parse_bit_list("9-5"), UnitError);
+    EXPECT_THROW(parse_bit_list("a"), UnitError);
+    EXPECT_THROW(parse_bit_list("70"), UnitError);
+}
