@@ -3,6 +3,7 @@
 // busy time, pipeline efficiency and the analytic model's efficiency for the same shape.
 #pragma once
 
+#include "models/pe/gemm_partition.h"
 #include "models/pe/gemm_program.h"
 #include "models/pe/processing_element.h"
 #include "testbenches/testbench.h"
@@ -13,6 +14,7 @@ namespace nctlm {
 
 struct GemmTestbenchConfig {
     uint32_t tile = 0;
+    uint32_t core_stride = 1;  // multi-core: the cores used are tiles 0, stride, 2 x stride, ...
     static const FieldList<GemmTestbenchConfig>& fields();
 };
 
@@ -23,8 +25,22 @@ public:
     nlohmann::json results() const override;
     std::string summary() const override;
 
+    // Multi-core mode (workload.cores set): one PE program per core, all started together.
+    struct Core {
+        uint32_t tile = 0;
+        Program program;
+        PeRunRecord record;
+    };
+
 private:
     void traffic(ProcessingElement& pe);
+    void build_multicore(Platform& p);
+    nlohmann::json multicore_results() const;
+    std::string multicore_summary() const;
+    GemmPartition part_;
+    std::vector<Core> cores_;
+    uint32_t finished_ = 0;
+    std::string where_cores_, where_m_, where_k_;
     GemmTestbenchConfig tb_;
     GemmWorkload w_;
     std::optional<PlatformConfig> platform_;
