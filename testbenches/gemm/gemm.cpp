@@ -198,29 +198,7 @@ void GemmTestbench::build_multicore(Platform& p) {
         throw ConfigError(at + ": " + problem);
     }
     platform_ = c;
-    const GemmWorkload& t = part_.tile;
-    uint64_t align = c.hbm.interleave * c.hbm.pseudo_channels;
-    // Each core's A rows, a copy of B (column blocks, each K x tile_n contiguous) and its C rows, in
-    // its local stack; cores sharing a stack get consecutive regions.
-    uint64_t per_core = round_up(uint64_t(part_.row_blocks) * t.a_bytes(), align) +
-                        round_up(uint64_t(part_.col_blocks) * t.b_bytes(), align) +
-                        round_up(uint64_t(t.tiles) * t.c_bytes(), align);
-    std::vector<uint64_t> used(c.hbm.stacks, 0);
-    for (uint32_t k = 0; k < part_.cores; ++k) {
-        Core& core = cores_.emplace_back();
-        core.tile = k * tb_.core_stride;
-        uint32_t stack = p.local_stack(core.tile);
-        if (used[stack] + per_core > c.hbm.stack_capacity)
-            throw ConfigError(fmt::format("{}: the GEMM needs {} per core but stack {} holds {}", where_cores_,
-                                          format_bytes(per_core), stack, format_bytes(c.hbm.stack_capacity)));
-        GemmAddresses a;
-        a.a = p.stack_address(stack, used[stack]);
-        a.b = a.a + round_up(uint64_t(part_.row_blocks) * t.a_bytes(), align);
-        a.c = a.b + round_up(uint64_t(part_.col_blocks) * t.b_bytes(), align);
-        a.col_blocks = part_.col_blocks;
-        used[stack] += per_core;
-        core.program = make_gemm_program(t, c.pe, a);
-    }
+    cores_ = make_gemm_cores(p, part_, tb_.core_stride, where_cores_);
     for (size_t k = 0; k < cores_.size(); ++k) {
         ProcessingElement& pe = p.tiles[cores_[k].tile].pe;
         sc_core::sc_spawn(
@@ -231,6 +209,51 @@ void GemmTestbench::build_multicore(Platform& p) {
             },
             fmt::format("gemm_core{}", k).c_str());
     }
+}
+
+std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
+                                      const std::string& where) {
+    const PlatformConfig& c = p.config;
+    const GemmWorkload& t = part.tile;
+    uint64_t align = c.hbm.interleave * c.hbm.pseudo_channels;
+    // Each core's A rows, a copy of B (column blocks, each K x tile_n contiguous) and its C rows, in
+    // its local stack; cores sharing a stack get consecutive regions.
+    uint64_t per_core = round_up(uint64_t(part.row_blocks) * t.a_bytes(), align) +
+                        round_up(uint64_t(part.col_blocks) * t.b_bytes(), align) +
+                        round_up(uint64_t(t.tiles) * t.c_bytes(), align);
+    std::vector<uint64_t> used(c.hbm.stacks, 0);
+    std::vector<GemmCore> cores;
+    for (uint32_t k = 0; k < part.cores; ++k) {
+        GemmCore& core = cores.emplace_back();
+        core.tile = k * stride;
+        uint32_t stack = p.local_stack(core.tile);
+        if (used[stack] + per_core > c.hbm.stack_capacity)
+            throw ConfigError(fmt::format("{}: the GEMM needs {} per core but stack {} holds {}", where,
+                                          format_bytes(per_core), stack, format_bytes(c.hbm.stack_capacity)));
+        GemmAddresses a;
+        a.a = p.stack_address(stack, used[stack]);
+        a.b = a.a + round_up(uint64_t(part.row_blocks) * t.a_bytes(), align);
+        a.c = a.b + round_up(uint64_t(part.col_blocks) * t.b_bytes(), align);
+        a.col_blocks = part.col_blocks;
+        used[stack] += per_core;
+        core.program = make_gemm_program(t, c.pe, a);
+    }
+    return cores;
+}
+
+void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores) {
+    uint32_t left = uint32_t(cores.size());
+    sc_core::sc_event done;
+    for (auto& core : cores) {
+        ProcessingElement& pe = p.tiles[core.tile].pe;
+        sc_core::sc_spawn([&pe, &core, &left, &done] {
+            core.record = pe.execute(core.program);
+            if (--left == 0)
+                done.notify(sc_core::SC_ZERO_TIME);
+        });
+    }
+    while (left > 0)
+        sc_core::wait(done);
 }
 
 // Peak of one core's tensor engine for the dtype: rows x cols MACs per cycle (fp32 at 1/passes).

@@ -12,6 +12,19 @@
 
 namespace nctlm {
 
+// One core's share of a multi-core GEMM (gemm_partition.h): its PE program and, once run, its record.
+struct GemmCore {
+    uint32_t tile = 0;
+    Program program;
+    PeRunRecord record;
+};
+// Programs for cores 0, stride, 2 x stride, ...: each core's A rows, B and C rows in its local
+// stack. Throws ConfigError (prefixed by `where`) when a stack cannot hold them.
+std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
+                                      const std::string& where);
+// Runs every core's program at once from the calling SystemC thread; returns when all are done.
+void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores);
+
 struct GemmTestbenchConfig {
     uint32_t tile = 0;
     uint32_t core_stride = 1;  // multi-core: the cores used are tiles 0, stride, 2 x stride, ...
@@ -25,20 +38,13 @@ public:
     nlohmann::json results() const override;
     std::string summary() const override;
 
-    // Multi-core mode (workload.cores set): one PE program per core, all started together.
-    struct Core {
-        uint32_t tile = 0;
-        Program program;
-        PeRunRecord record;
-    };
-
 private:
     void traffic(ProcessingElement& pe);
     void build_multicore(Platform& p);
     nlohmann::json multicore_results() const;
     std::string multicore_summary() const;
     GemmPartition part_;
-    std::vector<Core> cores_;
+    std::vector<GemmCore> cores_;
     uint32_t finished_ = 0;
     std::string where_cores_, where_m_, where_k_;
     GemmTestbenchConfig tb_;
