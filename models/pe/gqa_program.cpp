@@ -282,16 +282,23 @@ Program make_gqa_program(const GqaProgramSpec& s, const PeConfig& pe) {
         wait(o, Sem::head, h);
         out.push_back(o);
     };
-    // Tensor order: QK(j), PV(j-1), QK(j+1), ... one block of software pipelining within a head.
+    // Tensor order: QK(j), PV(j-1), QK(j+1), ... one block of software pipelining within a head;
+    // it needs two K/V buffers (block j+1 in flight while block j waits for its P.V).
+    const bool pipelined = B >= 2;
     bool pending = false;
     for (size_t j = 0; j < n; ++j) {
         qk(j);
         if (pending)
             pv(j - 1);
         pending = true;
+        if (!pipelined) {
+            pv(j);
+            pending = false;
+        }
         bool head_end = j + 1 == n || s.blocks[j + 1].head != s.blocks[j].head;
         if (head_end) {
-            pv(j);
+            if (pending)
+                pv(j);
             pending = false;
             combine(j, s.blocks[j].head);
         }

@@ -12,7 +12,7 @@
 //   Vector   l = l x corr + row sum
 //   Tensor   P^T: len / tile_tokens transposes; P.V: chunks x len / tile_tokens matmuls into PSUM
 //   Vector   O *= corr; O += P.V (PSUM read)
-// The tensor queue runs Q.K^T of block j+1 before P.V of block j (one block of software
+// With two or more buffers the tensor queue runs Q.K^T of block j+1 before P.V of block j (software
 // pipelining). After a head's last block: rescale the chunks (Vector), reduce them onto G rows
 // with two selection matmuls (Tensor), 1/l (Scalar), normalise O (Vector), write O (or, on a
 // split-KV partner tile, the partial O with its m and l) to HBM. A split head's owner merges the
