@@ -13,17 +13,17 @@ std::string Testbench::summary() const { return results().dump(2); }
 
 const std::vector<TestbenchInfo>& testbenches() {
     static const std::vector<TestbenchInfo> all = {
-        {"gemm", "GEMM tiles through the PE pipeline (stage ns, efficiency, analytic efficiency)",
+        {"gemm", "GEMM tiles through the PE pipeline, or a whole GEMM over workload.cores NeuronCores (efficiency, TFLOPS)",
          [] { return std::make_unique<GemmTestbench>(); }},
         {"probe", "one PE->HBM read end to end (latency_ns)", [] { return std::make_unique<ProbeTestbench>(); }},
         {"b2b", "N back-to-back DMA reads vs N x single op (ratio)", [] { return std::make_unique<B2bTestbench>(); }},
-        {"host", "n^3 matmuls launched from the host: copies, submissions, kernels, overlap (ms)",
+        {"host", "n^3 matmuls launched from the host: copies, submissions, kernels on the chip, overlap (ms)",
          [] { return std::make_unique<HostTestbench>(); }},
         {"stream", "every tile streams HBM reads (local/remote/interleaved): GB/s per tile and stack",
          [] { return std::make_unique<StreamTestbench>(); }},
         {"traffic", "closed-loop memory traffic at one stack or through the DMA/NoC: GB/s, latency, row hits",
          [] { return std::make_unique<TrafficTestbench>(); }},
-        {"gqa", "one GQA decode step over a long KV cache on the whole chip vs its roofline",
+        {"gqa", "one GQA decode step as PE programs on the whole chip: engine busy, bound, vs its roofline",
          [] { return std::make_unique<GqaTestbench>(); }},
     };
     return all;

@@ -51,13 +51,17 @@ GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_di
     c.pv_ns = double(sub) * pe.matmul_time(c.rows, tile_tokens, bf16).ns             // P -> P^T
               + double(c.chunks * sub) * pe.matmul_time(c.rows, head_dim, bf16).ns;  // P.V
     c.matmuls += uint32_t(sub + c.chunks * sub);
-    c.softmax_ns = 3 * pe.vector_op_time(uint32_t(len), 1).ns  // row max, exp(s - m), row sum
-                   + 2 * pe.vector_op_time(1, 2).ns;           // m, l updates
+    double softmax_vector = pe.vector_op_time(uint32_t(len), 1).ns  // row max
+                            + 2 * pe.vector_op_time(1, 2).ns;        // m, l updates
+    c.scalar_ns = pe.scalar_op_time(uint32_t(len), c.rows).ns  // exp(s - m) with the row sum
+                  + pe.scalar_op_time(1, c.rows).ns;           // exp(m_old - m_new)
+    c.softmax_ns = softmax_vector + c.scalar_ns;
     c.accumulate_ns = pe.vector_op_time(head_dim, 1).ns        // O *= exp(m_old - m_new)
                       + pe.vector_op_time(head_dim, 2).ns;     // O += P.V (PSUM -> SBUF)
-    c.vector_ops = 7;
+    c.vector_ops = 5;
+    c.scalar_ops = 2;
     c.tensor_ns = c.qk_ns + c.pv_ns;
-    c.vector_ns = c.softmax_ns + c.accumulate_ns;
+    c.vector_ns = softmax_vector + c.accumulate_ns;
     return c;
 }
 
@@ -72,6 +76,8 @@ GqaBlockCost gqa_combine_cost(const PeConfig& pe, uint32_t group, uint32_t head_
     c.matmuls = 2;
     c.vector_ns = pe.vector_op_time(1, 1).ns + 2 * pe.vector_op_time(head_dim, 2).ns;
     c.vector_ops = 3;
+    c.scalar_ns = pe.scalar_op_time(1, group).ns;  // 1 / l
+    c.scalar_ops = 1;
     if (partials > 1) {  // split-KV slices from other tiles: rescale and add each
         c.vector_ns += double(partials - 1) * (pe.vector_op_time(1, 2).ns + pe.vector_op_time(head_dim, 2).ns);
         c.vector_ops += 2 * (partials - 1);
@@ -116,7 +122,7 @@ GqaRoofline gqa_roofline(const GqaShape& s, uint32_t tiles, const DmaConfig& dma
     r.ceilings.push_back({"noc " + topo.link_name(l), link_ns[l]});
 
     // Compute: every tile runs the same blocks.
-    double tensor = 0, vector = 0;
+    double tensor = 0, vector = 0, scalar = 0;
     uint64_t block = s.block_tokens ? s.block_tokens : p.tokens_per_slice;
     uint32_t chunks = 1;
     for (uint64_t done = 0; done < p.tokens_per_slice; done += block) {
@@ -124,13 +130,16 @@ GqaRoofline gqa_roofline(const GqaShape& s, uint32_t tiles, const DmaConfig& dma
                                         s.tile_tokens);
         tensor += c.tensor_ns;
         vector += c.vector_ns;
+        scalar += c.scalar_ns;
         chunks = std::max(chunks, c.chunks);
     }
     GqaBlockCost comb = gqa_combine_cost(pe, s.group(), s.head_dim, chunks, p.tiles_per_head);
     tensor = (tensor + comb.tensor_ns) * p.heads_per_tile;
     vector = (vector + comb.vector_ns) * p.heads_per_tile;
+    scalar = (scalar + comb.scalar_ns) * p.heads_per_tile;
     r.ceilings.push_back({"tile tensor engine", tensor});
     r.ceilings.push_back({"tile vector engine", vector});
+    r.ceilings.push_back({"tile scalar engine", scalar});
     r.bound = *std::max_element(r.ceilings.begin(), r.ceilings.end(),
                                 [](const Ceiling& a, const Ceiling& b) { return a.ns < b.ns; });
     return r;

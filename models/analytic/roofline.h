@@ -48,18 +48,20 @@ GqaPlan gqa_plan(const GqaShape& shape, uint32_t tiles);
 //   tensor: Q.K^T  chunks x ceil(len / moving_max) matmuls (stationary Q^T: rows columns)
 //           P^T    len / tile_tokens transposes (stationary rows, moving tile_tokens)
 //           P.V    chunks x len / tile_tokens matmuls (stationary P^T: rows, moving head_dim)
-//   vector: row max, exp(s - m), row sum over len; rescale O (head_dim), accumulate O (2-input,
-//           head_dim), two running-statistic updates (m, l: 2-input, 1 element)
+//   vector: row max over len; rescale O (head_dim), accumulate O (2-input, head_dim), two
+//           running-statistic updates (m, l: 2-input, 1 element)
+//   scalar: exp(s - m) over len with the row sum; the correction exp(m_old - m_new) (1 element)
+// (the same instructions as models/pe/gqa_program.h, whose simulation this roofline cross-checks)
 struct GqaBlockCost {
-    double tensor_ns = 0, vector_ns = 0;  // totals of the stages below
+    double tensor_ns = 0, vector_ns = 0, scalar_ns = 0;  // engine totals of the stages below
     double qk_ns = 0, softmax_ns = 0, pv_ns = 0, accumulate_ns = 0;  // the dependency chain, in order
-    uint32_t chunks = 0, rows = 0, matmuls = 0, vector_ops = 0;
+    uint32_t chunks = 0, rows = 0, matmuls = 0, vector_ops = 0, scalar_ops = 0;
 };
 GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint64_t tokens,
                             uint32_t tile_tokens);
 // Merging the packed chunks of one head at the end of its pass (flash-decoding reduction):
 // a partition-reduction matmul (stationary rows x G selection) of the rescaled O, plus the
-// rescale and normalise vector ops. `partials` > 1 adds the cross-tile merge of split-KV slices.
+// rescale and normalise vector ops, 1/l on the scalar engine. `partials` > 1 adds the cross-tile merge of split-KV slices.
 GqaBlockCost gqa_combine_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint32_t chunks,
                               uint32_t partials);
 

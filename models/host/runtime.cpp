@@ -17,6 +17,7 @@ Runtime::Runtime(sc_core::sc_module_name name, const HostConfig& cfg, Host& host
       kernel_track_(nctlm::trace().track("device", "kernel")),
       to_host_track_(nctlm::trace().track(this->name(), "to_host")) {
     SC_THREAD(copy_back_worker);
+    SC_THREAD(device_worker);
 }
 
 TensorId Runtime::host_tensor(uint64_t bytes, bool host_pinned) {
@@ -48,7 +49,7 @@ void Runtime::to_device(TensorId id) {
 
 TensorId Runtime::matmul(TensorId a, TensorId b, const MatmulShape& shape) {
     for (TensorId in : {a, b})
-        if (!tensors_.at(in).on_device && !tensors_.at(in).pending)
+        if (!tensors_.at(in).on_device && !tensors_.at(in).pending && !tensors_.at(in).queued)
             sim_error(fmt::format(
                 "{}: matmul input tensor {} is neither on the device nor produced by the graph", name(), in));
     Tensor out{HostBuffer{shape.m * shape.n * element_bytes(shape.dtype), false}};
@@ -65,6 +66,25 @@ void Runtime::mark_step() {
     if (graph_.empty())
         return;
     double start = now_ns(), submitted = start + cfg_.submission_cost.ns;
+    if (device_) {  // the simulated device runs the graph (device_worker)
+        for (Op& op : graph_) {
+            tensors_[op.out].pending = false;
+            tensors_[op.out].queued = true;
+        }
+        TensorId last = graph_.back().out;
+        device_queue_.push_back({start, submitted, std::move(graph_)});
+        graph_.clear();
+        ++submissions_;
+        submission_ns_ += submitted - start;
+        stats().counter(std::string(name()) + ".submissions").add(1);
+        nctlm::trace().span(submission_track_, "submission", start, submitted);
+        device_posted_.notify(sc_core::SC_ZERO_TIME);
+        if (async_)
+            sc_core::wait(until(submitted));
+        else
+            wait_on_device(last);
+        return;
+    }
     // The device runs the graph's kernels in order once the graph is submitted and the device is
     // free; a kernel also waits for its inputs (a copy still in flight, an earlier graph's result).
     double t = std::max(submitted, device_free_ns_);
@@ -94,7 +114,7 @@ void Runtime::to_host(TensorId id, bool host_pinned) {
     tensors_.at(id).host.pinned = host_pinned;
     if (tensors_.at(id).pending)
         mark_step();
-    if (!tensors_.at(id).on_device) {
+    if (!tensors_.at(id).on_device && !tensors_.at(id).queued) {
         sim_error(fmt::format("{}: to_host of tensor {} that is not on the device", name(), id));
         return;
     }
@@ -107,8 +127,43 @@ void Runtime::to_host(TensorId id, bool host_pinned) {
     copy_posted_.notify(sc_core::SC_ZERO_TIME);
 }
 
-void Runtime::copy_back(TensorId id) {
+void Runtime::wait_on_device(TensorId id) {
+    while (!tensors_[id].on_device)
+        sc_core::wait(device_progress_);
     sc_core::wait(until(ready_at(id)));
+}
+
+// The simulated device: graphs in submission order, kernels in graph order, each on the chip.
+void Runtime::device_worker() {
+    for (;;) {
+        while (device_queue_.empty())
+            sc_core::wait(device_posted_);
+        Graph& g = device_queue_.front();
+        sc_core::wait(until(std::max(g.submitted_ns, device_free_ns_)));
+        for (Op& op : g.ops) {
+            wait_on_device(op.a);
+            wait_on_device(op.b);
+            double begin = now_ns();
+            device_(op.shape);
+            double end = now_ns();
+            nctlm::trace().span(kernel_track_, "matmul", begin, end);
+            device_busy_ns_ += end - begin;
+            Tensor& out = tensors_[op.out];
+            out.queued = false;
+            out.on_device = true;
+            out.device_ready_ns = end;
+            ++kernels_run_;
+            device_progress_.notify(sc_core::SC_ZERO_TIME);
+        }
+        device_free_ns_ = now_ns();
+        graphs_.push_back({g.start_ns, device_free_ns_});
+        device_queue_.pop_front();
+        device_progress_.notify(sc_core::SC_ZERO_TIME);
+    }
+}
+
+void Runtime::copy_back(TensorId id) {
+    wait_on_device(id);
     const Tensor& t = tensors_[id];
     TransferTimes x = pcie_.to_host(t.host);
     d2h_.push_back({x.issue_ns, x.done_ns});
@@ -131,6 +186,8 @@ void Runtime::copy_back_worker() {
 }
 
 void Runtime::synchronize() {
+    while (!device_queue_.empty())
+        sc_core::wait(device_progress_);
     while (copies_pending_ > 0)
         sc_core::wait(copy_done_);
     sc_core::wait(until(device_free_ns_));

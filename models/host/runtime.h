@@ -17,6 +17,7 @@
 #include <deque>
 #include <systemc>
 #include <utility>
+#include <functional>
 #include <vector>
 
 namespace nctlm {
@@ -43,6 +44,11 @@ public:
     void to_host(TensorId t, bool host_pinned = false);
     // Waits until every copy back has finished.
     void synchronize();
+    // Runs kernels on a simulated device instead of the cost model: `kernel` blocks the calling
+    // SystemC thread for one matmul on the chip. Submitted graphs then run in a device thread, in
+    // order, once submitted and once their inputs are on the device. Call before the simulation.
+    using DeviceKernel = std::function<void(const MatmulShape&)>;
+    void set_device(DeviceKernel kernel) { device_ = std::move(kernel); }
 
     struct Interval {
         double start_ns, end_ns;
@@ -63,13 +69,20 @@ private:
         HostBuffer host;
         bool on_device = false;
         bool pending = false;       // produced by an op not yet submitted
+        bool queued = false;        // produced by a submitted graph not yet run (simulated device)
         double device_ready_ns = 0; // valid once on_device
     };
     struct Op {
         TensorId a, b, out;
         MatmulShape shape;
     };
+    struct Graph {
+        double start_ns, submitted_ns;
+        std::vector<Op> ops;
+    };
     void copy_back_worker();
+    void device_worker();
+    void wait_on_device(TensorId t);
     void copy_back(TensorId t);
     double ready_at(TensorId t) const;
 
@@ -85,6 +98,9 @@ private:
     uint32_t copies_pending_ = 0;
     sc_core::sc_event copy_posted_, copy_done_;
     std::vector<Interval> h2d_, graphs_, d2h_;
+    DeviceKernel device_;
+    std::deque<Graph> device_queue_;
+    sc_core::sc_event device_posted_, device_progress_;
     uint32_t submissions_ = 0, kernels_run_ = 0;
     double submission_ns_ = 0, device_busy_ns_ = 0;
     int to_device_track_, submission_track_, kernel_track_, to_host_track_;

@@ -53,4 +53,10 @@ double vector_op_cycles(uint32_t n, const VectorTiming& v, uint32_t inputs) {
     return std::max(double(v.min_cycles), work) + v.access_overhead_cycles;
 }
 
+double scalar_op_cycles(uint32_t n, uint32_t partitions, const ScalarTiming& s, uint32_t inputs) {
+    double passes = double((std::max(1u, partitions) + s.lanes - 1) / std::max(1u, s.lanes));
+    double work = double(n) * std::max(1u, inputs);
+    return passes * std::max(double(s.min_cycles), work) + s.access_overhead_cycles;
+}
+
 } // namespace nctlm

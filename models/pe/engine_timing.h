@@ -37,4 +37,14 @@ struct VectorTiming {
 };
 double vector_op_cycles(uint32_t n, const VectorTiming& v = {}, uint32_t inputs = 1);
 
+// Scalar-engine (activation) rule: one lane per partition (NKI ISA: 128 reduce registers, one per
+// lane), one element per lane per cycle, so an op over N elements on P partitions takes
+// ceil(P / lanes) x max(min_cycles, N x inputs) cycles plus the static access overhead, as VectorE.
+struct ScalarTiming {
+    uint32_t lanes = 128;
+    uint32_t min_cycles = 64;
+    uint32_t access_overhead_cycles = 60;
+};
+double scalar_op_cycles(uint32_t n, uint32_t partitions, const ScalarTiming& s = {}, uint32_t inputs = 1);
+
 } // namespace nctlm

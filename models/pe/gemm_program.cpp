@@ -56,7 +56,8 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
         in.unit = Unit::DmaIn;
         in.stage = Stage::DmaIn;
         in.tile = i;
-        in.address = a.a + uint64_t(i) * w.a_bytes();
+        const uint64_t a_index = a.col_blocks ? i / a.col_blocks : i, b_index = a.col_blocks ? i % a.col_blocks : i;
+        in.address = a.a + a_index * w.a_bytes();
         in.bytes = w.a_bytes();
         in.partitions = w.fetch_partitions();
         if (i >= B)
@@ -65,7 +66,7 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
         p.instructions.push_back(in);
         if (!w.weights_resident) { // B rides along as a second instruction on the same slot
             Instruction inb = in;
-            inb.address = a.b + uint64_t(i) * w.b_bytes();
+            inb.address = a.b + b_index * w.b_bytes();
             inb.bytes = w.b_bytes();
             inb.waits.clear();
             inb.signal = int(S::dma_in(slot));

@@ -14,6 +14,10 @@ struct GemmAddresses {
     uint64_t a = 0; // HBM: A of tile i at a + i x a_bytes
     uint64_t b = 0; // HBM: B (once if resident, else per tile at b + i x b_bytes)
     uint64_t c = 0; // HBM: C of tile i at c + i x c_bytes
+    // Whole-GEMM tiling (gemm_partition.h): tile i = (row block i / col_blocks, column block
+    // i mod col_blocks) reads A's row block at a + (i / col_blocks) x a_bytes and B's column block
+    // at b + (i mod col_blocks) x b_bytes; 0: every tile has its own A and B.
+    uint32_t col_blocks = 0;
 };
 
 // Semaphore numbering of the GEMM program.

@@ -20,6 +20,9 @@ const FieldList<GemmWorkload>& GemmWorkload::fields() {
         count("buffers", &C::buffers, "2", 1, 64, "N-buffering: SBUF input/output and PSUM slots in flight"),
         flag("weights_resident", &C::weights_resident, "true",
              "B (K x N) loaded into SBUF once before the pipeline; false: streamed with every tile"),
+        text("cores", &C::cores, "",
+             "unset: m x k x n is one tile streamed `tiles` times on one core; 1 | all | N: m x k x n is the "
+             "whole GEMM, split by output rows over that many NeuronCores (docs/models/pe.md)"),
     };
     return f;
 }

@@ -19,6 +19,8 @@ struct GemmWorkload {
                                                  // moving tile_k x tile_n
     uint32_t buffers = 0;                        // N-buffering of SBUF input/output and PSUM slots
     bool weights_resident = true;                // B loaded once before the pipeline, else per tile
+    std::string cores;                           // "" : m x k x n is one tile streamed `tiles` times;
+                                                 // 1 | all | N: m x k x n is the whole GEMM over cores
 
     uint64_t a_bytes() const { return uint64_t(m) * k * dtype_bytes(dtype); }
     uint64_t b_bytes() const { return uint64_t(k) * n * dtype_bytes(dtype); }

@@ -11,10 +11,12 @@
 namespace nctlm {
 
 // The in-order queue that executes an instruction.
-enum class Unit { DmaIn, Fetch, Tensor, Vector, DmaOut };
-constexpr int kUnits = 5;
+enum class Unit { DmaIn, Fetch, Tensor, Vector, DmaOut, Scalar };
+constexpr int kUnits = 6;
 
-enum class Op { DmaRead, DmaWrite, Fetch, Matmul, Copy };
+// Copy: PSUM -> SBUF evacuation; VectorOp: a vector-engine op over n_free elements per partition
+// with `inputs` operands; Activation: a scalar-engine op (exp, reciprocal, scale) over n_free.
+enum class Op { DmaRead, DmaWrite, Fetch, Matmul, Copy, VectorOp, Activation };
 
 // Pipeline stage an instruction belongs to (for per-tile timing records).
 enum class Stage { Weights, DmaIn, Fetch, Gemm, Evacuate, WriteBack };
@@ -43,6 +45,13 @@ struct Instruction {
     // Matmul / Copy shape.
     uint32_t n_stationary = 0, n_moving = 0, k_rows = 0, n_free = 0;
     Dtype dtype = Dtype::Bf16;
+    // VectorOp / Activation: operands per element; SBUF bytes read besides the PSUM read.
+    uint32_t inputs = 1;
+    uint64_t sbuf_read_bytes = 0;
+    // DMA: descriptor size (0: pe.dma_descriptor_bytes); contiguous 1-D transfers skip the 2-D issue
+    // pacing (pe.dma_bandwidth) and spread their descriptors round robin over the queues from `queue`.
+    uint64_t descriptor_bytes = 0;
+    bool contiguous = false;
 };
 
 struct Program {

@@ -22,6 +22,11 @@ struct PeConfig {
     Frequency vector_clock;
     uint32_t vector_min_cycles = 0;    // max(64, N)
     uint32_t vector_access_cycles = 0; // static SBUF/PSUM access overhead per instruction
+    // Scalar (activation) engine.
+    Frequency scalar_clock;
+    uint32_t scalar_lanes = 0;
+    uint32_t scalar_min_cycles = 0;
+    uint32_t scalar_access_cycles = 0;
     // SBUF and PSUM: partitioned memories, one port per partition.
     uint32_t sbuf_partitions = 0;
     uint64_t sbuf_partition_bytes = 0;
@@ -42,6 +47,10 @@ struct PeConfig {
         return {matmul_stationary_floor, matmul_issue_cycles, fp32_passes, matmul_overhead_cycles};
     }
     VectorTiming vector_timing() const { return {vector_min_cycles, vector_access_cycles}; }
+    ScalarTiming scalar_timing() const { return {scalar_lanes, scalar_min_cycles, scalar_access_cycles}; }
+    Duration scalar_op_time(uint32_t n, uint32_t partitions, uint32_t inputs = 1) const {
+        return scalar_clock.cycles(scalar_op_cycles(n, partitions, scalar_timing(), inputs));
+    }
     // One matmul instruction (issue to next issue) and one vector op, in time.
     Duration matmul_time(uint32_t n_stationary, uint32_t n_moving, Dtype dtype) const {
         return tensor_clock.cycles(matmul_cycles(n_stationary, n_moving, dtype, tensor_timing()));

@@ -9,11 +9,11 @@
 namespace nctlm {
 
 namespace {
-const char* kUnitNames[kUnits] = {"dma_in", "fetch", "tensor", "vector", "dma_out"};
+const char* kUnitNames[kUnits] = {"dma_in", "fetch", "tensor", "vector", "dma_out", "scalar"};
 }
 
 ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg)
-    : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg),
+    : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg), scalar("scalar", cfg),
       dma_(dma), cfg_(cfg), dma_pacer_(cfg.dma_bandwidth),
       instructions_(stats().counter(std::string(this->name()) + ".instructions", "")),
       dma_instructions_(stats().counter(std::string(this->name()) + ".dma_instructions", "")),
@@ -22,6 +22,8 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dm
     tensor.psum_socket.bind(psum.socket);
     vector.psum_socket.bind(psum.socket);
     vector.sbuf_socket.bind(sbuf.socket);
+    scalar.psum_socket.bind(psum.socket);
+    scalar.sbuf_socket.bind(sbuf.socket);
     for (int u = 0; u < kUnits; ++u) {
         tracks_[u] = nctlm::trace().enabled() ? nctlm::trace().track(this->name(), kUnitNames[u]) : -1;
         sc_core::sc_spawn_options opts;
@@ -97,7 +99,11 @@ void ProcessingElement::unit_thread(int unit) {
                     loads_in_flight_.insert(job.seq);
                 // The PE's DMA issue hands an instruction's descriptors to the engines no faster
                 // than pe.dma_bandwidth, after the start latency, one instruction after another.
-                job.occupancy = dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
+                // A contiguous 1-D transfer needs no 2-D descriptor generation: only the start latency.
+                job.occupancy = ins.contiguous
+                                    ? Occupancy{start + dma_.config().start_latency.ns,
+                                                start + dma_.config().start_latency.ns}
+                                    : dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
                 record_.dma_issue_ns.push_back(start);
                 sc_core::sc_spawn_options opts;
                 sc_core::sc_spawn([this, &job] { dma_job(job); }, nullptr, &opts);
@@ -111,6 +117,12 @@ void ProcessingElement::unit_thread(int unit) {
                 break;
             case Op::Copy:
                 ok = vector.copy(ins);
+                break;
+            case Op::VectorOp:
+                ok = vector.op(ins);
+                break;
+            case Op::Activation:
+                ok = scalar.activation(ins);
                 break;
             }
             if (!ok)
@@ -134,7 +146,7 @@ void ProcessingElement::dma_job(DmaJob& job) {
         while (!loads_in_flight_.empty() && *loads_in_flight_.begin() < job.seq)
             sc_core::wait(loads_changed_);
     double t0 = now_ns();
-    uint64_t chunk = cfg_.dma_descriptor_bytes;
+    uint64_t chunk = ins.descriptor_bytes ? ins.descriptor_bytes : cfg_.dma_descriptor_bytes;
     size_t n = size_t((ins.bytes + chunk - 1) / chunk);
     job.descriptors.resize(n);
     job.left = uint32_t(n);
@@ -146,18 +158,20 @@ void ProcessingElement::dma_job(DmaJob& job) {
         d.address = ins.address + j * chunk;
         d.bytes = std::min<uint64_t>(chunk, ins.bytes - j * chunk);
         d.write = ins.op == Op::DmaWrite;
-        d.queue = ins.queue;
+        d.queue = ins.contiguous ? uint32_t((ins.queue + j) % dma_.config().queues) : ins.queue;
         d.on_complete = [&job](DmaDescriptor&) {
             if (--job.left == 0)
                 job.done.notify(sc_core::SC_ZERO_TIME);
         };
-        sc_core::wait(until(t0 + double(j * chunk) * ns_per_byte));
+        if (!ins.contiguous)
+            sc_core::wait(until(t0 + double(j * chunk) * ns_per_byte));
         dma_.post(d);
     }
     if (job.left > 0)
         sc_core::wait(job.done);
     sc_core::wait(until(job.last_occupancy_end + (t0 - occ.start_ns)));
     if (ins.op == Op::DmaRead) {
+        record_.load_done_ns.push_back(now_ns());
         loads_in_flight_.erase(job.seq);
         loads_changed_.notify(sc_core::SC_ZERO_TIME);
     }

@@ -13,6 +13,7 @@
 #include "models/pe/pe_config.h"
 #include "models/pe/psum.h"
 #include "models/pe/sbuf.h"
+#include "models/pe/scalar_engine.h"
 #include "models/pe/tensor_engine.h"
 #include "models/pe/vector_engine.h"
 
@@ -42,6 +43,7 @@ struct PeRunRecord {
     double end_ns = 0;                                // + pipeline tail: the kernel is done
     std::vector<std::array<Interval, kStages>> tiles; // per tile, per stage: first start .. last end
     std::vector<double> dma_issue_ns;                 // per DMA instruction: issue (before the start latency)
+    std::vector<double> load_done_ns;                 // per DMA read, in completion order: its last byte in
 };
 
 class ProcessingElement : public sc_core::sc_module {
@@ -59,6 +61,7 @@ public:
     Psum psum;
     TensorEngine tensor;
     VectorEngine vector;
+    ScalarEngine scalar;
 
 private:
     struct DmaJob {

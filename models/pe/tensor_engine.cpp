@@ -10,11 +10,13 @@ TensorEngine::TensorEngine(sc_core::sc_module_name name, const PeConfig& cfg)
     : sc_module(name), sbuf_socket("sbuf_socket"), psum_socket("psum_socket"), cfg_(cfg),
       matmuls_(stats().counter(std::string(this->name()) + ".matmuls", "")),
       busy_ns_(stats().counter(std::string(this->name()) + ".busy_ns", "ns")),
-      fetch_bytes_(stats().counter(std::string(this->name()) + ".fetch_bytes", "B")) {}
+      fetch_bytes_(stats().counter(std::string(this->name()) + ".fetch_bytes", "B")),
+      fetch_busy_ns_(stats().counter(std::string(this->name()) + ".fetch_busy_ns", "ns")) {}
 
 bool TensorEngine::fetch(const Instruction& ins) {
     sc_core::sc_time d = fetch_access_.run(sbuf_socket, false, 0, ins.partitions, ins.offset, ins.bytes);
     fetch_bytes_.add(double(ins.bytes));
+    fetch_busy_ns_.add(ns(d));
     sc_core::wait(d);
     return fetch_access_.ok();
 }

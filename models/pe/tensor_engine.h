@@ -25,7 +25,7 @@ public:
 private:
     PeConfig cfg_;
     PartitionAccess fetch_access_, psum_access_;
-    Counter &matmuls_, &busy_ns_, &fetch_bytes_;
+    Counter &matmuls_, &busy_ns_, &fetch_bytes_, &fetch_busy_ns_;
 };
 
 } // namespace nctlm

@@ -22,4 +22,25 @@ bool VectorEngine::copy(const Instruction& ins) {
     return read_.ok() && write_.ok();
 }
 
+bool VectorEngine::op(const Instruction& ins) {
+    sc_core::sc_time d = to_sc(cfg_.vector_op_time(ins.n_free, ins.inputs));
+    bool ok = true;
+    if (ins.psum_bytes > 0) {
+        d = std::max(d, read_.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes));
+        ok = ok && read_.ok();
+    }
+    if (ins.sbuf_read_bytes > 0) {
+        d = std::max(d, sbuf_read_.run(sbuf_socket, false, 0, ins.partitions, ins.offset, ins.sbuf_read_bytes));
+        ok = ok && sbuf_read_.ok();
+    }
+    if (ins.bytes > 0) {
+        d = std::max(d, write_.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes));
+        ok = ok && write_.ok();
+    }
+    ops_.add(1);
+    busy_ns_.add(ns(d));
+    sc_core::wait(d);
+    return ok;
+}
+
 } // namespace nctlm

@@ -18,10 +18,13 @@ public:
     tlm_utils::simple_initiator_socket<VectorEngine> psum_socket, sbuf_socket;
     VectorEngine(sc_core::sc_module_name name, const PeConfig& cfg);
     bool copy(const Instruction& ins); // blocking in the calling thread
+    // A generic op (max, add, multiply, reduce) over n_free elements with `inputs` operands: reads
+    // psum_bytes from PSUM and sbuf_read_bytes from SBUF, writes `bytes` to SBUF.
+    bool op(const Instruction& ins);
 
 private:
     PeConfig cfg_;
-    PartitionAccess read_, write_;
+    PartitionAccess read_, write_, sbuf_read_;
     Counter &ops_, &busy_ns_;
 };
 

@@ -36,16 +36,24 @@ double union_length(std::vector<Interval> v) {
 
 const FieldList<GemmTestbenchConfig>& GemmTestbenchConfig::fields() {
     using C = GemmTestbenchConfig;
-    static const FieldList<C> f = {count("tile", &C::tile, "0", 0, 255, "NeuronCore that runs the GEMM")};
+    static const FieldList<C> f = {
+        count("tile", &C::tile, "0", 0, 255, "NeuronCore that runs the GEMM (tile-stream mode)"),
+        count("core_stride", &C::core_stride, "1", 1, 255,
+              "multi-core mode: the cores used are tiles 0, stride, 2 x stride, ... (2 on trn2: one core per stack)")};
     return f;
 }
 
 void GemmTestbench::configure(const ConfigTree& tree) {
     tb_ = tree.load<GemmTestbenchConfig>("testbench");
     w_ = tree.load<GemmWorkload>("workload");
+    where_cores_ = tree.where("workload", w_.cores.empty() ? "m" : "cores");
+    where_m_ = tree.where("workload", "m");
+    where_k_ = tree.where("workload", "k");
 }
 
 void GemmTestbench::build(Platform& p) {
+    if (!w_.cores.empty())
+        return build_multicore(p);
     if (tb_.tile >= p.tiles.size())
         throw ConfigError(
             fmt::format("testbench.tile={} but the platform has {} tiles", tb_.tile, p.tiles.size()));
@@ -84,6 +92,8 @@ void GemmTestbench::traffic(ProcessingElement& pe) {
 }
 
 nlohmann::json GemmTestbench::results() const {
+    if (!w_.cores.empty())
+        return multicore_results();
     nlohmann::json r;
     r["tiles"] = w_.tiles;
     r["shape"] = {{"m", w_.m},
@@ -155,6 +165,8 @@ nlohmann::json GemmTestbench::results() const {
 }
 
 std::string GemmTestbench::summary() const {
+    if (!w_.cores.empty())
+        return multicore_summary();
     nlohmann::json r = results();
     if (r.contains("error"))
         return "gemm: " + r["error"].get<std::string>();
@@ -174,6 +186,155 @@ std::string GemmTestbench::summary() const {
                      100 * r["efficiency"].get<double>(), 100 * r["analytic_efficiency"].get<double>(),
                      100 * (r["analytic_efficiency"].get<double>() - r["efficiency"].get<double>()));
     return s;
+}
+
+// ---- multi-core mode -------------------------------------------------------------------------
+
+void GemmTestbench::build_multicore(Platform& p) {
+    const PlatformConfig& c = p.config;
+    std::string problem = plan_gemm(w_, w_.cores, uint32_t(p.tiles.size()), c.pe, part_);
+    if (problem.empty() && (part_.cores - 1) * tb_.core_stride >= p.tiles.size())
+        problem = fmt::format("{} cores at testbench.core_stride={} need {} tiles but the platform has {}",
+                              part_.cores, tb_.core_stride, (part_.cores - 1) * tb_.core_stride + 1, p.tiles.size());
+    if (!problem.empty()) {
+        // Point at the key the problem is about: the core count, the rows, or the rest of the shape.
+        const std::string& at = problem.rfind("workload.cores", 0) == 0  ? where_cores_
+                                : problem.rfind("workload.m", 0) == 0    ? where_m_
+                                : problem.find("testbench.core_stride") != std::string::npos ? where_cores_
+                                                                                            : where_k_;
+        throw ConfigError(at + ": " + problem);
+    }
+    platform_ = c;
+    cores_ = make_gemm_cores(p, part_, tb_.core_stride, where_cores_);
+    for (size_t k = 0; k < cores_.size(); ++k) {
+        ProcessingElement& pe = p.tiles[cores_[k].tile].pe;
+        sc_core::sc_spawn(
+            [this, &pe, k] {
+                cores_[k].record = pe.execute(cores_[k].program);
+                if (++finished_ == cores_.size())
+                    done_ = true;
+            },
+            fmt::format("gemm_core{}", k).c_str());
+    }
+}
+
+std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
+                                      const std::string& where) {
+    const PlatformConfig& c = p.config;
+    const GemmWorkload& t = part.tile;
+    uint64_t align = c.hbm.interleave * c.hbm.pseudo_channels;
+    // Each core's A rows, a copy of B (column blocks, each K x tile_n contiguous) and its C rows, in
+    // its local stack; cores sharing a stack get consecutive regions.
+    uint64_t per_core = round_up(uint64_t(part.row_blocks) * t.a_bytes(), align) +
+                        round_up(uint64_t(part.col_blocks) * t.b_bytes(), align) +
+                        round_up(uint64_t(t.tiles) * t.c_bytes(), align);
+    std::vector<uint64_t> used(c.hbm.stacks, 0);
+    std::vector<GemmCore> cores;
+    for (uint32_t k = 0; k < part.cores; ++k) {
+        GemmCore& core = cores.emplace_back();
+        core.tile = k * stride;
+        uint32_t stack = p.local_stack(core.tile);
+        if (used[stack] + per_core > c.hbm.stack_capacity)
+            throw ConfigError(fmt::format("{}: the GEMM needs {} per core but stack {} holds {}", where,
+                                          format_bytes(per_core), stack, format_bytes(c.hbm.stack_capacity)));
+        GemmAddresses a;
+        a.a = p.stack_address(stack, used[stack]);
+        a.b = a.a + round_up(uint64_t(part.row_blocks) * t.a_bytes(), align);
+        a.c = a.b + round_up(uint64_t(part.col_blocks) * t.b_bytes(), align);
+        a.col_blocks = part.col_blocks;
+        used[stack] += per_core;
+        core.program = make_gemm_program(t, c.pe, a);
+    }
+    return cores;
+}
+
+void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores) {
+    uint32_t left = uint32_t(cores.size());
+    sc_core::sc_event done;
+    for (auto& core : cores) {
+        ProcessingElement& pe = p.tiles[core.tile].pe;
+        sc_core::sc_spawn([&pe, &core, &left, &done] {
+            core.record = pe.execute(core.program);
+            if (--left == 0)
+                done.notify(sc_core::SC_ZERO_TIME);
+        });
+    }
+    while (left > 0)
+        sc_core::wait(done);
+}
+
+// Peak of one core's tensor engine for the dtype: rows x cols MACs per cycle (fp32 at 1/passes).
+static double core_peak_flops(const PeConfig& pe, Dtype d) {
+    double peak = 2.0 * pe.tensor_rows * pe.tensor_cols * pe.tensor_clock.hz;
+    return d == Dtype::Fp32 ? peak / pe.fp32_passes : peak;
+}
+
+nlohmann::json GemmTestbench::multicore_results() const {
+    nlohmann::json r;
+    const GemmWorkload& t = part_.tile;
+    r["shape"] = {{"m", w_.m}, {"k", w_.k}, {"n", w_.n}, {"dtype", dtype_name(w_.dtype)}};
+    r["cores"] = part_.cores;
+    r["partition"] = {{"by", "output rows, K accumulated in PSUM per tile"},
+                      {"rows_per_core", part_.rows_per_core},
+                      {"tile", {{"m", t.m}, {"k", t.k}, {"n", t.n}}},
+                      {"tiles_per_core", t.tiles},
+                      {"buffers", t.buffers}};
+    if (!done_ || !platform_) {
+        r["error"] = "the pipeline did not finish";
+        return r;
+    }
+    const PlatformConfig& c = *platform_;
+    double start = 1e300, end = 0, bytes = 0;
+    nlohmann::json per_core = nlohmann::json::array();
+    double core_peak = core_peak_flops(c.pe, w_.dtype);
+    double core_flops = part_.flops() / part_.cores;
+    for (auto& k : cores_) {
+        start = std::min(start, k.record.launch_ns);
+        end = std::max(end, k.record.end_ns);
+        double wall = k.record.end_ns - k.record.launch_ns;
+        per_core.push_back({{"tile", k.tile}, {"wall_ns", wall}, {"efficiency", core_flops / (wall * 1e-9) / core_peak}});
+        bytes += double(t.tiles) * (t.a_bytes() + t.b_bytes() + t.c_bytes());
+    }
+    double wall = end - start;
+    double achieved = part_.flops() / (wall * 1e-9);
+    double platform_peak = core_peak * c.platform.tiles;
+    // Contention-free reference: the analytic pipeline of one core's tiles (same stage rules).
+    analytic::MemoryPath path(c.dma, c.noc, c.hbm);
+    analytic::PipelineResult ar = analytic::evaluate(analytic::gemm_pipeline(t, c.pe, c.dma, path), t.tiles);
+    double analytic_wall = ar.wall_ns;  // includes the sequencer fill and tail
+    r["wall_ns"] = wall;
+    r["flops"] = part_.flops();
+    r["tflops"] = achieved / 1e12;
+    r["core_peak_tflops"] = core_peak / 1e12;
+    r["platform_peak_tflops"] = platform_peak / 1e12;
+    r["chip_efficiency"] = achieved / platform_peak;
+    r["per_core_efficiency"] = achieved / (core_peak * part_.cores);
+    r["per_core"] = per_core;
+    r["hbm_bytes"] = bytes;
+    r["gb_per_s"] = bytes / wall;
+    r["analytic"] = {{"wall_ns", analytic_wall},
+                     {"per_core_efficiency", core_flops / (analytic_wall * 1e-9) / core_peak},
+                     {"limiter", ar.limiter},
+                     {"bottleneck", ar.bottleneck}};
+    r["sim_over_analytic"] = wall / analytic_wall;
+    return r;
+}
+
+std::string GemmTestbench::multicore_summary() const {
+    nlohmann::json r = multicore_results();
+    if (r.contains("error"))
+        return "gemm: " + r["error"].get<std::string>();
+    const GemmWorkload& t = part_.tile;
+    return fmt::format(
+        "gemm: {}x{}x{} {} on {} core(s) of {} (by output rows: {} rows per core, {} tiles of {}x{}x{} each)\n"
+        "  wall {:.1f} us, {:.2f} TFLOPS = {:.1f} % of the platform peak ({:.2f} TFLOPS), per-core efficiency "
+        "{:.1f} %\n  analytic (contention-free) {:.1f} us, per-core efficiency {:.1f} % ({} bound); sim/analytic {:.3f}",
+        w_.m, w_.k, w_.n, dtype_name(w_.dtype), part_.cores, platform_->platform.name, part_.rows_per_core, t.tiles,
+        t.m, t.k, t.n, r["wall_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
+        100 * r["chip_efficiency"].get<double>(), r["platform_peak_tflops"].get<double>(),
+        100 * r["per_core_efficiency"].get<double>(), r["analytic"]["wall_ns"].get<double>() / 1e3,
+        100 * r["analytic"]["per_core_efficiency"].get<double>(), r["analytic"]["bottleneck"].get<std::string>(),
+        r["sim_over_analytic"].get<double>());
 }
 
 } // namespace nctlm

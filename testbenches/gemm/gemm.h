@@ -3,6 +3,7 @@
 // busy time, pipeline efficiency and the analytic model's efficiency for the same shape.
 #pragma once
 
+#include "models/pe/gemm_partition.h"
 #include "models/pe/gemm_program.h"
 #include "models/pe/processing_element.h"
 #include "testbenches/testbench.h"
@@ -11,8 +12,22 @@
 
 namespace nctlm {
 
+// One core's share of a multi-core GEMM (gemm_partition.h): its PE program and, once run, its record.
+struct GemmCore {
+    uint32_t tile = 0;
+    Program program;
+    PeRunRecord record;
+};
+// Programs for cores 0, stride, 2 x stride, ...: each core's A rows, B and C rows in its local
+// stack. Throws ConfigError (prefixed by `where`) when a stack cannot hold them.
+std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
+                                      const std::string& where);
+// Runs every core's program at once from the calling SystemC thread; returns when all are done.
+void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores);
+
 struct GemmTestbenchConfig {
     uint32_t tile = 0;
+    uint32_t core_stride = 1;  // multi-core: the cores used are tiles 0, stride, 2 x stride, ...
     static const FieldList<GemmTestbenchConfig>& fields();
 };
 
@@ -25,6 +40,13 @@ public:
 
 private:
     void traffic(ProcessingElement& pe);
+    void build_multicore(Platform& p);
+    nlohmann::json multicore_results() const;
+    std::string multicore_summary() const;
+    GemmPartition part_;
+    std::vector<GemmCore> cores_;
+    uint32_t finished_ = 0;
+    std::string where_cores_, where_m_, where_k_;
     GemmTestbenchConfig tb_;
     GemmWorkload w_;
     std::optional<PlatformConfig> platform_;

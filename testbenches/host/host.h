@@ -1,6 +1,7 @@
 // host: end-to-end time of n x n x n matmuls launched from the host through the runtime:
 // inputs copied to the device (unless pinned there), kernels submitted at mark_step barriers,
-// results copied back. Reports each phase (to_device, kernel = submission + device execution,
+// results copied back. Every kernel runs on the simulated chip: the multi-core GEMM of
+// testbenches/gemm (host.kernel_cores NeuronCores, by output rows). Reports each phase (to_device, kernel = submission + device execution,
 // to_host), the end-to-end total and how much of the phases overlapped.
 #pragma once
 
@@ -8,6 +9,8 @@
 #include "models/host/kernel_cost.h"
 #include "models/host/pcie_link.h"
 #include "models/host/runtime.h"
+#include "models/pe/gemm_partition.h"
+#include "testbenches/gemm/gemm.h"
 #include "testbenches/testbench.h"
 
 #include <memory>
@@ -36,6 +39,10 @@ public:
 
 private:
     void program();
+    static std::string plan_kernel(const PlatformConfig& c, uint32_t tiles, const MatmulShape& s,
+                                   GemmPartition& part);
+    std::vector<GemmCore> kernel_cores_;  // the device kernel's per-core programs (reused per kernel)
+    std::string where_n_;
     HostWorkload w_;
     std::unique_ptr<KernelCostModel> kernel_model_;
     std::unique_ptr<Host> host_;

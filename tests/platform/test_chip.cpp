@@ -140,10 +140,12 @@ TEST(ChipGqa, Trn2G3) { check_golden("gqa_trn2_g3", test::run_testbench("trn2", 
 TEST(ChipGqa, Trn2G4Reduced) {
     auto out = test::run_testbench("trn2", "gqa", {kG4Reduced}, kG4);
     check_golden("gqa_trn2_g4_32k", out, kGqaKeys);
-    // Memory-bound: beyond its roofline only by the pipeline's fill and drain, and a few % of streaming loss.
+    // Memory-bound: beyond its roofline only by the pipeline's fill and drain, and up to 10 % of
+    // streaming loss (a K/V buffer is held through fetch, Q.K^T, softmax and P.V on the engines).
     double gap = res(out, "wall_ns") - res(out, "roofline_ns");
     EXPECT_GT(gap, 0);
-    EXPECT_LT(gap, res(out, "first_data_ns") + res(out, "drain_ns") + 0.05 * res(out, "roofline_ns"));
+    EXPECT_EQ(out.report["results"]["bound"], "hbm");
+    EXPECT_LT(gap, res(out, "first_data_ns") + res(out, "drain_ns") + 0.10 * res(out, "roofline_ns"));
 }
 TEST(ChipGqa, Trn2G3Interleaved) {
     check_golden("gqa_trn2_g3_interleaved",
