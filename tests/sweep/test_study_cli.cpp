@@ -5,7 +5,10 @@
 #include "models/common/config.h"
 #include "platforms/platform_config.h"
 
+#include <algorithm>
+#include <cmath>
 #include <gtest/gtest.h>
+#include <sstream>
 
 using namespace nctlm;
 using namespace nctlm::test;
@@ -109,9 +112,41 @@ TEST(StudyCli, UncertaintyIsReproducibleWithAFixedSeed) {
     EXPECT_LE(lat["p5"].get<double>(), lat["median"].get<double>());
     EXPECT_LE(lat["median"].get<double>(), lat["p95"].get<double>());
     EXPECT_EQ(lat["runs"], 6);
-    // Only calibrated/assumed parameters are sampled, each within its plausible range.
-    for (auto& p : ja["parameters"])
+    // Only calibrated/assumed parameters are sampled, each within its plausible range (the CSV
+    // holds one row per sample, values in base units: bytes/s, Hz, ns, counts).
+    std::istringstream csv(read_file(a + "/uncertainty.csv"));
+    std::string header;
+    std::getline(csv, header);
+    std::vector<std::string> columns;
+    for (std::stringstream hs(header); std::getline(hs, header, ',');)
+        columns.push_back(header);
+    std::vector<std::vector<double>> samples;
+    for (std::string line; std::getline(csv, line);) {
+        std::vector<double> row;
+        std::stringstream ls(line);
+        std::string cell;
+        std::getline(ls, cell, ',');  // the case label
+        while (std::getline(ls, cell, ','))
+            row.push_back(cell.empty() ? NAN : std::stod(cell));
+        samples.push_back(row);
+    }
+    ASSERT_EQ(samples.size(), 6u);
+    auto infos = PlatformConfig::field_infos();
+    size_t checked = 0;
+    for (auto& p : ja["parameters"]) {
         EXPECT_TRUE(p["provenance"] == "assumed" || p["provenance"] == "calibrated") << p;
+        auto f = std::find_if(infos.begin(), infos.end(), [&](const FieldInfo& i) { return i.name() == p["name"]; });
+        ASSERT_NE(f, infos.end());
+        double lo = numeric_value(*f, p["low"]), hi = numeric_value(*f, p["high"]);
+        size_t col = std::find(columns.begin(), columns.end(), f->name()) - columns.begin() - 1;
+        ASSERT_LT(col, samples[0].size()) << f->name();
+        for (auto& row : samples) {
+            EXPECT_GE(row[col], lo * (1 - 1e-9) - 0.5) << f->name();  // counts round to the nearest
+            EXPECT_LE(row[col], hi * (1 + 1e-9) + 0.5) << f->name();
+        }
+        ++checked;
+    }
+    EXPECT_GT(checked, 10u);
     EXPECT_NE(ra.out.find("| latency_ns |"), std::string::npos) << ra.out;
     for (auto d : {a, b, c})
         fs::remove_all(d);
