@@ -210,7 +210,15 @@ std::string num(double v) { return fmt::format("{:.6g}", v); }
 
 // ---- sensitivity -----------------------------------------------------------------------------
 
-bool sensitivity_default(const FieldInfo& f) { return f.numeric() && f.provenance != Provenance::setting; }
+// Varied by default: every rate, clock, latency, ratio and cycle count. Structural counts and sizes
+// (engines, stacks, pseudo-channels, partitions, buffers, granularities) move a figure in steps, not
+// smoothly: a secant over +-1 of them is a kink, not a derivative, so they are varied only when
+// named with --params.
+bool sensitivity_default(const FieldInfo& f) {
+    bool cycles = f.key.size() > 7 && f.key.compare(f.key.size() - 7, 7, "_cycles") == 0;
+    return f.numeric() && f.provenance != Provenance::setting &&
+           ((f.unit != "count" && f.unit != "bytes") || cycles);
+}
 
 struct Perturbed {
     FieldInfo field;
@@ -259,7 +267,8 @@ int cmd_sensitivity_impl(const std::vector<std::string>& args) {
     size_t top = 12;
     po::options_description desc(
         "nctlm sensitivity -p PLATFORM -t TESTBENCH -o DIR: one-at-a-time elasticities of each headline result\n"
-        "(default parameters: every numeric platform parameter except simulator settings)");
+        "(default parameters: every rate, clock, latency and cycle count of the platform; structural counts\n"
+        "and sizes only with --params)");
     desc.add_options()("help,h", "this help");
     st.add_options(desc);
     desc.add_options()("step", po::value(&step_pct), "perturbation up and down in percent (default 10)")  //
@@ -545,30 +554,33 @@ int cmd_uncertainty_impl(const std::vector<std::string>& args) {
         double lo = study::quantile(ys, 0.05), med = study::quantile(ys, 0.5), hi = study::quantile(ys, 0.95);
         if (st.figures.empty() && hi - lo <= 1e-12 * std::max(1.0, std::fabs(med)))
             continue;  // an echo of an input: no spread
-        // The parameters whose sampled value ranks the figure best: squared Spearman correlation,
-        // as a share of the sum over all parameters.
+        // The parameters whose sampled value ranks the figure best, by squared Spearman correlation
+        // (for independent samples, about the share of the figure's rank variance each explains).
+        // With many parameters some irrelevant one correlates by chance, so a parameter is named
+        // only above the Bonferroni threshold: |rho| >= z(0.05 / 2 / parameters) / sqrt(runs - 1).
+        double alpha = 0.05 / 2 / double(std::max<size_t>(1, fields.size()));
+        double z_lo = 0, z_hi = 10;
+        for (int it = 0; it < 60; ++it) {  // solve P(|Z| > z) = 2 alpha
+            double z = (z_lo + z_hi) / 2;
+            (0.5 * std::erfc(z / std::sqrt(2.0)) > alpha ? z_lo : z_hi) = z;
+        }
+        double noise = z_hi / std::sqrt(double(ys.size() > 1 ? ys.size() - 1 : 1));
         std::vector<std::pair<double, size_t>> r2;
-        double total = 0;
         for (size_t d = 0; d < fields.size(); ++d) {
             double r = study::spearman(xs[d], ys);
             r2.push_back({r * r, d});
-            total += r * r;
         }
         std::sort(r2.begin(), r2.end(), [](auto& a, auto& b) { return a.first > b.first; });
-        // A rank correlation below 2 / sqrt(runs - 1) is what chance alone gives a parameter that
-        // does not matter about one time in twenty: such a parameter is not named.
-        double noise = 2 / std::sqrt(double(ys.size() > 1 ? ys.size() - 1 : 1));
         ojson drivers = ojson::array();
         std::string named;
         for (size_t i = 0; i < r2.size() && i < 5; ++i) {
-            double share = total > 0 ? r2[i].first / total : 0;
             double rho = study::spearman(xs[r2[i].second], ys);
             bool significant = std::fabs(rho) >= noise;
-            drivers.push_back({{"parameter", fields[r2[i].second].name()}, {"spearman", rho}, {"share", share},
-                               {"significant", significant}});
-            if (i < 3 && share >= 0.05 && significant)
+            drivers.push_back({{"parameter", fields[r2[i].second].name()}, {"spearman", rho},
+                               {"share", r2[i].first}, {"significant", significant}});
+            if (i < 3 && significant)
                 named += fmt::format("{}{} ({:.0f} %)", named.empty() ? "" : ", ", fields[r2[i].second].name(),
-                                     share * 100);
+                                     r2[i].first * 100);
         }
         report["figures"][fig] = {{"base", *f0}, {"median", med}, {"p5", lo}, {"p95", hi}, {"runs", ys.size()},
                                   {"drivers", drivers}};

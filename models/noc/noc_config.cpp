@@ -12,7 +12,7 @@ const FieldList<NocConfig>& NocConfig::fields() {
             .assumed("4..20", "2..10 ns per link at 2 GHz; no public figure"),
         bandwidth("link_bandwidth", &C::link_bandwidth, nullptr,
                   "tile<->router and router<->stack link, per direction; must exceed a stack's HBM rate")
-            .assumed("x0.5..x2", "no public figure; above a stack's HBM rate"),
+            .assumed("x0.75..x2", "no public figure; above a stack's HBM rate"),
         bandwidth("ring_bandwidth", &C::ring_bandwidth, nullptr,
                   "router<->router ring link, per direction; shared by remote traffic")
             .assumed("x0.5..x2", "no public figure"),

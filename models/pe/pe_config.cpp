@@ -29,10 +29,10 @@ const FieldList<PeConfig>& PeConfig::fields() {
         count("matmul_overhead_cycles", &C::matmul_overhead_cycles, "0", 0, 100000,
               "static per-matmul overhead not hidden by pipelining (NKI: ~100 cycles for dependent "
               "instructions, partly hidden; calibrated)")
-            .calibrated("0..100", "GEMM stage of the small-tile study (~785 ns)"),
+            .calibrated("x0.7..x1.4", "GEMM stage of the small-tile study (~785 ns)"),
         count("operand_buffers", &C::operand_buffers, "2", 1, 64,
               "fetched-operand staging buffers in front of the array (double-buffered weight load)")
-            .assumed("1..4", "double-buffered staging"),
+            .assumed("2..4", "double-buffered staging"),
         frequency("vector_clock", &C::vector_clock, "1.12 GHz",
                   "vector engine clock (Neuron arch guide, trn1)")
             .documented("Neuron arch guide"),
