@@ -579,8 +579,8 @@ int cmd_uncertainty_impl(const std::vector<std::string>& args) {
             drivers.push_back({{"parameter", fields[r2[i].second].name()}, {"spearman", rho},
                                {"share", r2[i].first}, {"significant", significant}});
             if (i < 3 && significant)
-                named += fmt::format("{}{} ({:.0f} %)", named.empty() ? "" : ", ", fields[r2[i].second].name(),
-                                     r2[i].first * 100);
+                named += fmt::format("{}{} (rho^2 {:.2f})", named.empty() ? "" : ", ",
+                                     fields[r2[i].second].name(), r2[i].first);
         }
         report["figures"][fig] = {{"base", *f0}, {"median", med}, {"p5", lo}, {"p95", hi}, {"runs", ys.size()},
                                   {"drivers", drivers}};
