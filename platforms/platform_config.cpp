@@ -5,8 +5,10 @@ namespace nctlm {
 const FieldList<ChipConfig>& ChipConfig::fields() {
     using C = ChipConfig;
     static const FieldList<C> f = {
-        text("name", &C::name, nullptr, "platform name, echoed in results"),
-        count("tiles", &C::tiles, nullptr, 1, 256, "NeuronCore tiles on the chip (trn1: 2, trn2: 8)"),
+        text("name", &C::name, nullptr, "platform name, echoed in results")
+            .setting("a label"),
+        count("tiles", &C::tiles, nullptr, 1, 256, "NeuronCore tiles on the chip (trn1: 2, trn2: 8)")
+            .documented("Neuron arch guide"),
     };
     return f;
 }
@@ -43,6 +45,15 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
 const std::vector<std::string>& PlatformConfig::sections() {
     static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "testbench", "workload"};
     return s;
+}
+
+std::vector<FieldInfo> PlatformConfig::field_infos() {
+    std::vector<FieldInfo> all;
+    for (auto part : {nctlm::field_infos<ChipConfig>("platform"), nctlm::field_infos<DmaConfig>("dma"),
+                      nctlm::field_infos<NocConfig>("noc"), nctlm::field_infos<HbmConfig>("hbm"),
+                      nctlm::field_infos<PeConfig>("pe"), nctlm::field_infos<HostConfig>("host")})
+        all.insert(all.end(), part.begin(), part.end());
+    return all;
 }
 
 } // namespace nctlm

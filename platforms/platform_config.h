@@ -29,6 +29,8 @@ struct PlatformConfig {
     static PlatformConfig load(const ConfigTree& tree);
     // Top-level sections a run may contain (platform sections + testbench + workload).
     static const std::vector<std::string>& sections();
+    // Every parameter of every platform section, with its provenance (describe, sensitivity).
+    static std::vector<FieldInfo> field_infos();
 };
 
 } // namespace nctlm

@@ -27,6 +27,10 @@ commands:
             [--stats-json FILE] [--trace FILE [--trace-window START..END] [--trace-max-events N]]
   sweep     SPEC.yaml -o DIR [-j N] [--resume] [--backend local|slurm] [--dry-run] [--timeout S]
             | --collect DIR                                  design-space sweeps (docs/sweeps.md)
+  sensitivity -p FILE -t NAME -o DIR [-w FILE] [--set k=v]... [-j N] [--backend local|slurm] [--resume]
+            [--params k1,k2] [--step PCT | --range]      elasticity of each result to each parameter
+  uncertainty -p FILE -t NAME -o DIR [-n N] [--seed S] ...   5-95 % intervals over the plausible ranges
+            (docs/sensitivity.md)
   validate  FILE [--workload FILE] [--set section.key=value]...   check a config, print effective values
   describe  [SECTION]                                            parameter tables (markdown)
   testbenches                                                    list testbenches
@@ -153,6 +157,10 @@ int sc_main(int argc, char** argv) {
             return cmd_validate(args);
         if (command == "sweep")
             return cmd_sweep(args);
+        if (command == "sensitivity")
+            return cmd_sensitivity(args);
+        if (command == "uncertainty")
+            return cmd_uncertainty(args);
         if (command == "describe")
             return cmd_describe(args);
         if (command == "testbenches") {

@@ -10,7 +10,9 @@
 #include "testbenches/testbench.h"
 
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -22,7 +24,9 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -301,14 +305,10 @@ Totals merge(const OutDir& out, const std::vector<std::string>& axis_names, cons
 std::string plot_script() {
     if (const char* env = std::getenv("NCTLM_PLOT"))
         return env;
-    for (fs::path p : {fs::path(NCTLM_SOURCE_DIR) / "scripts/plot",
-                       fs::path(self_exe()).parent_path() / "../../scripts/plot"})
-        if (fs::exists(p))
-            return fs::canonical(p).string();
-    return "";
+    return find_script("plot");
 }
 
-int run_and_wait(const std::vector<std::string>& argv) {
+pid_t start_process(const std::vector<std::string>& argv) {
     pid_t pid = fork();
     if (pid == 0) {
         std::vector<char*> cargv;
@@ -319,13 +319,53 @@ int run_and_wait(const std::vector<std::string>& argv) {
         std::perror(argv[0].c_str());
         _exit(127);
     }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) < 0)
-        return -1;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return pid;
 }
 
-void make_plots(const OutDir& out, const std::string& name, const ojson& plots) {
+} // namespace
+
+std::string find_script(const std::string& name) {
+    for (fs::path p : {fs::path(NCTLM_SOURCE_DIR) / "scripts" / name,
+                       fs::path(self_exe()).parent_path() / "../../scripts" / name})
+        if (fs::exists(p))
+            return fs::canonical(p).string();
+    return "";
+}
+
+std::vector<int> run_all(const std::vector<std::vector<std::string>>& commands, size_t workers) {
+    std::vector<int> rcs(commands.size(), -1);
+    std::map<pid_t, size_t> running;
+    size_t next = 0;
+    while (next < commands.size() || !running.empty()) {
+        while (running.size() < std::max<size_t>(1, workers) && next < commands.size()) {
+            pid_t pid = start_process(commands[next]);
+            if (pid > 0)
+                running[pid] = next;
+            ++next;
+        }
+        if (running.empty())
+            continue;
+        // Only called when no sweep point is running: any child that exits is one of ours.
+        int status = 0;
+        pid_t pid = waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR)
+                continue;
+            break;  // ECHILD: nothing left to wait for
+        }
+        if (!running.count(pid))
+            continue;
+        rcs[running[pid]] = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        running.erase(pid);
+    }
+    return rcs;
+}
+
+namespace {
+
+// Draws the spec's plots once every point is in, several at once (each is a separate matplotlib
+// process of ~0.5 s), so a sweep with many plots is not drawn one after another.
+void make_plots(const OutDir& out, const std::string& name, const ojson& plots, size_t workers = 2) {
     if (plots.empty())
         return;
     std::string script = plot_script();
@@ -333,6 +373,8 @@ void make_plots(const OutDir& out, const std::string& name, const ojson& plots) 
         std::cerr << "sweep: no scripts/plot found (set NCTLM_PLOT); skipping the plot\n";
         return;
     }
+    std::vector<std::vector<std::string>> commands;
+    std::vector<fs::path> targets;
     int i = 0;
     for (auto& p : plots) {
         std::string file = p.value("file", "");
@@ -351,16 +393,20 @@ void make_plots(const OutDir& out, const std::string& name, const ojson& plots) 
         argv.insert(argv.end(), {"--title", p.value("title", "").empty() ? name : p["title"].get<std::string>()});
         fs::path target = fs::path(file).is_absolute() ? fs::path(file) : out.root / file;
         argv.insert(argv.end(), {"-o", target.string()});
-        int rc = run_and_wait(argv);
-        if (rc != 0)
-            std::cerr << fmt::format("sweep: the plot failed (exit {}); rerun: {}\n", rc, [&] {
+        commands.push_back(argv);
+        targets.push_back(target);
+    }
+    std::vector<int> rcs = run_all(commands, workers);
+    for (size_t k = 0; k < commands.size(); ++k) {
+        if (rcs[k] != 0)
+            std::cerr << fmt::format("sweep: the plot failed (exit {}); rerun: {}\n", rcs[k], [&] {
                 std::string cmd;
-                for (auto& a : argv)
+                for (auto& a : commands[k])
                     cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
                 return cmd;
             }());
         else
-            std::cerr << "sweep: plot " << target.string() << "\n";
+            std::cerr << "sweep: plot " << targets[k].string() << "\n";
     }
 }
 
@@ -383,6 +429,8 @@ public:
                                  row["status"].get<std::string>(), seconds, axes,
                                  row["status"] == "ok" ? "" : "  " + row["error"].get<std::string>());
     }
+    // How long the pool may sleep before the bar wants redrawing (its elapsed time and ETA).
+    double redraw_every_s() const { return tty_ ? 0.2 : 1.0; }
     void tick(size_t running) {
         running_ = running;
         if (tty_ && Clock::now() - last_ > std::chrono::milliseconds(200))
@@ -421,7 +469,18 @@ struct Child {
     const Job* job;
     Clock::time_point start;
     bool timed_out = false;
+    int pidfd = -1;  // readable when the child exits: the pool sleeps in poll() until one does
 };
+
+// A file descriptor that becomes readable when `pid` exits (Linux >= 5.3), or -1.
+int pidfd_for(pid_t pid) {
+#ifdef SYS_pidfd_open
+    return int(syscall(SYS_pidfd_open, pid, 0));
+#else
+    (void)pid;
+    return -1;
+#endif
+}
 
 pid_t spawn(const Spec& spec, const Job& j, const OutDir& out) {
     fs::path stats = out.points() / (j.point.id + ".json"), log = out.points() / (j.point.id + ".log");
@@ -512,8 +571,11 @@ bool run_local(const Spec& spec, const std::vector<const Job*>& todo, size_t wor
     auto kill_all = [&] {
         for (auto& c : running)
             kill(-c.pid, SIGKILL);
-        for (auto& c : running)
+        for (auto& c : running) {
             waitpid(c.pid, nullptr, 0);
+            if (c.pidfd >= 0)
+                close(c.pidfd);
+        }
         running.clear();
     };
     while (next < todo.size() || !running.empty()) {
@@ -533,30 +595,48 @@ bool run_local(const Spec& spec, const std::vector<const Job*>& todo, size_t wor
                 progress.finished(r, 0);
                 continue;
             }
-            running.push_back({spawn(spec, *j, out), j, Clock::now()});
+            pid_t pid = spawn(spec, *j, out);
+            running.push_back({pid, j, Clock::now(), false, pidfd_for(pid)});
         }
+        // Reap whatever has finished; if nothing has, sleep until a child exits (its pidfd turns
+        // readable), the next timeout falls due, the progress bar needs a redraw, or a signal.
         int status = 0;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
-        if (pid > 0) {
+        bool reaped = false;
+        for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
             auto it = std::find_if(running.begin(), running.end(), [&](const Child& c) { return c.pid == pid; });
             if (it == running.end())
                 continue;
             Child c = *it;
             running.erase(it);
+            if (c.pidfd >= 0)
+                close(c.pidfd);
             ojson r = finish(c, status, out);
             write_atomic(out.row(c.job->point.id), r.dump() + "\n");
             on_row(r);
             progress.finished(r, r["point_wall_s"].get<double>());
-            continue;
+            reaped = true;
         }
         auto now = Clock::now();
-        for (auto& c : running)
-            if (!c.timed_out && std::chrono::duration<double>(now - c.start).count() > timeout_s) {
+        double wait_s = progress.redraw_every_s();
+        for (auto& c : running) {
+            double left = timeout_s - std::chrono::duration<double>(now - c.start).count();
+            if (!c.timed_out && left <= 0) {
                 c.timed_out = true;
                 kill(-c.pid, SIGKILL);
+            } else if (!c.timed_out) {
+                wait_s = std::min(wait_s, left);
             }
+        }
         progress.tick(running.size());
-        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        if (reaped || running.empty() || g_stop)
+            continue;
+        std::vector<pollfd> fds;
+        for (auto& c : running)
+            if (c.pidfd >= 0)
+                fds.push_back({c.pidfd, POLLIN, 0});
+        if (fds.size() < running.size())
+            wait_s = std::min(wait_s, 0.01);  // no pidfd for some child (old kernel): poll its exit
+        poll(fds.data(), fds.size(), std::max(1, int(std::ceil(wait_s * 1000))));  // EINTR on a signal
     }
     return true;
 }
@@ -595,7 +675,7 @@ size_t count_rows(const OutDir& out, const std::vector<Job>& jobs) {
 // Submits one array job whose task i runs `nctlm sweep SPEC -o DIR --slice i/T`; waits for it
 // unless told not to. Returns false if interrupted or the submission failed.
 bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size_t tasks, double timeout_s,
-               const std::vector<std::string>& sbatch_args, bool wait, const OutDir& out) {
+               const std::vector<std::string>& sbatch_args, bool wait, const OutDir& out, size_t max_points) {
     if (!on_path("sbatch") || !on_path("squeue"))
         throw ConfigError("--backend slurm: sbatch/squeue not found on PATH (scripts/slurm-local start "
                           "runs a cluster on this machine; see docs/sweeps.md)");
@@ -611,10 +691,10 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
         "#SBATCH --array=0-{last}\n"
         "#SBATCH --cpus-per-task=1\n"
         "#SBATCH --ntasks=1\n"
-        "exec {exe} sweep {spec} -o {dir} --slice \"$SLURM_ARRAY_TASK_ID/{tasks}\" -j 1 --resume --timeout {timeout}\n",
+        "exec {exe} sweep {spec} -o {dir} --slice \"$SLURM_ARRAY_TASK_ID/{tasks}\" -j 1 --resume --timeout {timeout} --max-points {max_points}\n",
         fmt::arg("name", spec.name), fmt::arg("tasks", tasks), fmt::arg("dir", shell_quote(out.root.string())),
         fmt::arg("last", tasks - 1), fmt::arg("exe", shell_quote(exe)), fmt::arg("spec", shell_quote(spec.file)),
-        fmt::arg("timeout", timeout_s));
+        fmt::arg("timeout", timeout_s), fmt::arg("max_points", max_points));
     write_atomic(script, text);
     std::string cmd = "sbatch --parsable";
     for (auto& a : sbatch_args)
@@ -676,7 +756,7 @@ int report(const OutDir& out, const std::string& name, const Totals& t, size_t s
     return t.failed || t.missing ? kFailed : kOk;
 }
 
-int collect(const fs::path& dir) {
+int collect(const fs::path& dir, bool no_plot) {
     OutDir out{fs::absolute(dir).lexically_normal()};
     if (!fs::exists(out.manifest()))
         throw ConfigError("--collect " + dir.string() + ": no sweep.json there (not a sweep output directory)");
@@ -692,7 +772,8 @@ int collect(const fs::path& dir) {
         jobs.push_back(std::move(j));
     }
     Totals t = merge(out, m["axes"].get<std::vector<std::string>>(), jobs, nullptr);
-    make_plots(out, m["name"], m["plots"]);
+    if (!no_plot)
+        make_plots(out, m["name"], m["plots"]);
     return report(out, m["name"], t, 0, -1);
 }
 
@@ -701,7 +782,8 @@ int collect(const fs::path& dir) {
 int cmd_sweep(const std::vector<std::string>& args) {
     std::string spec_file, out_dir, backend = "local", slice_text, collect_dir, timeout_text;
     size_t jobs_n = 0, tasks = 1000;
-    bool resume = false, dry_run = false, no_wait = false;
+    bool resume = false, dry_run = false, no_wait = false, no_plot = false;
+    size_t max_points = 100000;
     std::vector<std::string> sbatch_args;
     po::options_description desc("nctlm sweep SPEC.yaml -o DIR");
     desc.add_options()("help,h", "this help")                                                          //
@@ -716,7 +798,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
         ("slice", po::value(&slice_text), "I/N: run only points with index % N == I, no merge (Slurm tasks)")  //
         ("slurm-tasks", po::value(&tasks), "array tasks for --backend slurm (default: one per point, <= 1000)")  //
         ("sbatch-arg", po::value(&sbatch_args)->composing(), "extra sbatch argument, e.g. --partition=cpu (repeatable)")  //
-        ("no-wait", po::bool_switch(&no_wait), "--backend slurm: submit and return; --collect later");
+        ("no-wait", po::bool_switch(&no_wait), "--backend slurm: submit and return; --collect later")  //
+        ("no-plot", po::bool_switch(&no_plot), "do not draw the spec's plots (scripts/plot DIR ... later)")  //
+        ("max-points", po::value(&max_points), "refuse a spec with more points than this (default 100000)");
     po::positional_options_description pos;
     pos.add("spec", 1);
     po::variables_map vm;
@@ -727,7 +811,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     }
     po::notify(vm);
     if (!collect_dir.empty())
-        return collect(collect_dir);
+        return collect(collect_dir, no_plot);
     if (spec_file.empty())
         throw ConfigError("nctlm sweep: give a spec file (nctlm sweep SPEC.yaml -o DIR)");
     if (backend != "local" && backend != "slurm")
@@ -752,6 +836,12 @@ int cmd_sweep(const std::vector<std::string>& args) {
                                       : std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
     }
 
+    // Refuse a runaway grid before building (and validating) a single point of it.
+    if (size_t n = spec.count_points(); n > max_points)
+        throw ConfigError(fmt::format("{}: the sweep has {} points, more than --max-points {}; narrow the grid "
+                                      "or pass --max-points {}",
+                                      spec.file, n == SIZE_MAX ? std::string("over 1.8e19") : std::to_string(n),
+                                      max_points, n == SIZE_MAX ? std::string("N") : std::to_string(n)));
     std::vector<Job> jobs;
     for (auto& p : spec.points())
         jobs.push_back(prepare(spec, p));
@@ -819,12 +909,13 @@ int cmd_sweep(const std::vector<std::string>& args) {
     auto start = Clock::now();
     bool complete = true;
     if (backend == "slurm" && !sliced) {
-        complete = run_slurm(spec, jobs, todo.size(), tasks, timeout_s, sbatch_args, !no_wait, out);
+        complete = run_slurm(spec, jobs, todo.size(), tasks, timeout_s, sbatch_args, !no_wait, out, max_points);
         if (no_wait)
             return kOk;
         if (complete) {
             Totals t = merge(out, spec.axis_names(), jobs, nullptr);
-            make_plots(out, spec.name, plots_json(spec));
+            if (!no_plot)
+                make_plots(out, spec.name, plots_json(spec), jobs_n);
             return report(out, spec.name, t, skipped,
                           std::chrono::duration<double>(Clock::now() - start).count());
         }
@@ -859,7 +950,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
         std::cerr << fmt::format("sweep {}: interrupted; {} rows kept, continue with --resume\n", spec.name, t.rows);
         return kInterrupted;
     }
-    make_plots(out, spec.name, plots_json(spec));
+    if (!no_plot)
+        make_plots(out, spec.name, plots_json(spec), jobs_n);
     return report(out, spec.name, t, skipped, seconds);
 }
 

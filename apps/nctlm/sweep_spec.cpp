@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fmt/format.h>
 #include <regex>
@@ -15,7 +16,7 @@ namespace nctlm::sweep {
 namespace {
 
 const std::vector<std::string> kTopKeys = {"name",  "description", "platform", "testbench", "workload", "set",
-                                           "grid",  "zip",         "overrides", "timeout",  "plot"};
+                                           "grid",  "zip",         "overrides", "timeout",  "plot", "cases"};
 
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& msg) {
     YAML::Mark m = node.Mark();
@@ -277,6 +278,28 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 if (!g.axes.empty())
                     s.groups.push_back(std::move(g));
             }
+        } else if (key == "cases") {
+            if (!v.IsSequence() || v.size() == 0)
+                fail(file, v, "cases must be a non-empty list of {case: LABEL, set: {section.key: value}}");
+            add_axis_key(it->first, "case");
+            AxisGroup g;
+            g.axes.push_back({"case", {}});
+            std::set<std::string> labels;
+            for (const auto& c : v) {
+                if (!c.IsMap() || !c["case"])
+                    fail(file, c, "each case needs `case: LABEL` (and usually `set:`)");
+                for (auto kv = c.begin(); kv != c.end(); ++kv) {
+                    std::string k = kv->first.as<std::string>();
+                    if (k != "case" && k != "set")
+                        fail(file, kv->first, "unknown case key '" + k + "' (case, set)");
+                }
+                std::string label = scalar(file, c["case"], "case");
+                if (!labels.insert(label).second)
+                    fail(file, c["case"], "case '" + label + "' appears twice");
+                g.axes[0].values.push_back(label);
+                g.case_sets.push_back(c["set"] ? key_values(file, c["set"], "case set", false) : KeyValues{});
+            }
+            s.groups.push_back(std::move(g));
         } else if (key == "overrides") {
             if (!v.IsSequence())
                 fail(file, v, "overrides must be a list of {when: {...}, set: {...}}");
@@ -356,6 +379,16 @@ std::vector<std::string> Spec::axis_names() const {
     return out;
 }
 
+size_t Spec::count_points() const {
+    size_t total = 1;
+    for (auto& g : groups) {
+        if (g.size() && total > SIZE_MAX / g.size())
+            return SIZE_MAX;
+        total *= g.size();
+    }
+    return total;
+}
+
 std::vector<Point> Spec::points() const {
     size_t total = 1;
     for (auto& g : groups)
@@ -381,7 +414,10 @@ std::vector<Point> Spec::points() const {
             for (auto& a : groups[g].axes) {
                 const std::string& value = a.values[pos[g]];
                 p.axes.emplace_back(a.key, value);
-                if (a.key == "workload")
+                if (!groups[g].case_sets.empty())
+                    for (auto& [k, v] : groups[g].case_sets[pos[g]])
+                        p.sets.push_back(k + "=" + v);
+                else if (a.key == "workload")
                     p.workload = resolve(value);
                 else
                     p.sets.push_back(a.key + "=" + value);

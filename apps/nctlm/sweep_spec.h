@@ -14,6 +14,9 @@
 //   overrides:                           # per-point extra settings
 //     - when: {dma.channels: 1}
 //       set: {dma.queues: 1}
+//   cases:                               # one axis `case` of labelled points, each with its own
+//     - {case: base}                     #   settings (one-at-a-time studies: nctlm sensitivity,
+//     - {case: hop-up, set: {noc.hop_cycles: 9}}   # nctlm uncertainty)
 //   timeout: 600 s                       # per point (a bare number is seconds)
 //   plot: {x: dma.queue_channels, y: ratio, hue: dma.channel_release}
 //
@@ -46,6 +49,7 @@ struct Axis {
 struct AxisGroup {
     bool zip = false;         // false: one grid axis
     std::vector<Axis> axes;   // one for grid, several for zip (equal lengths)
+    std::vector<KeyValues> case_sets;  // `cases:`: the settings of each value of the `case` axis
     size_t size() const { return axes.empty() ? 0 : axes.front().values.size(); }
 };
 
@@ -81,6 +85,8 @@ struct Spec {
     static Spec parse(const YAML::Node& doc, const std::string& file, const std::string& dir);
     std::vector<std::string> axis_names() const;
     std::vector<Point> points() const;
+    // How many points the grid has, without building them (saturates at SIZE_MAX).
+    size_t count_points() const;
     // A path from the spec: absolute, relative to the spec's directory, else to the working dir.
     std::string resolve(const std::string& path) const;
 };

@@ -187,4 +187,106 @@ std::string ConfigTree::effective_yaml() const {
     return std::string(out.c_str()) + "\n";
 }
 
+const char* provenance_name(Provenance p) {
+    switch (p) {
+    case Provenance::measured: return "measured";
+    case Provenance::documented: return "documented";
+    case Provenance::calibrated: return "calibrated";
+    case Provenance::assumed: return "assumed";
+    case Provenance::setting: return "setting";
+    case Provenance::unset: break;
+    }
+    return "";
+}
+
+bool FieldInfo::numeric() const {
+    return unit == "count" || unit == "number" || unit == "bytes" || unit == "Hz" || unit == "B/s" || unit == "s";
+}
+
+namespace {
+double parse_in_unit(const std::string& unit, const std::string& text) {
+    if (unit == "bytes")
+        return double(parse_bytes(text));
+    if (unit == "Hz")
+        return parse_frequency(text).hz;
+    if (unit == "B/s")
+        return parse_bandwidth(text).bytes_per_s;
+    if (unit == "s")
+        return parse_duration(text).ns;
+    return detail::parse_real(text);
+}
+
+std::string trim(std::string s) {
+    s.erase(0, s.find_first_not_of(" \t"));
+    s.erase(s.find_last_not_of(" \t") + 1);
+    return s;
+}
+} // namespace
+
+double numeric_value(const FieldInfo& f, const nlohmann::json& shown) {
+    if (shown.is_number())
+        return shown.get<double>();
+    if (!shown.is_string())
+        throw ConfigError(f.name() + ": not a numeric value: " + shown.dump());
+    return parse_in_unit(f.unit, shown.get<std::string>());
+}
+
+std::string numeric_text(const FieldInfo& f, double v) {
+    if (f.unit == "count" || f.unit == "bytes")
+        return fmt::format("{}{}", uint64_t(std::llround(std::max(0.0, v))), f.unit == "bytes" ? " B" : "");
+    if (f.unit == "Hz")
+        return fmt::format("{:.9g} GHz", v / 1e9);
+    if (f.unit == "B/s")
+        return fmt::format("{:.9g} GB/s", v / 1e9);
+    if (f.unit == "s")
+        return fmt::format("{:.9g} ns", v);
+    return fmt::format("{:.9g}", v);
+}
+
+std::pair<double, double> plausible_bounds(const FieldInfo& f, double value) {
+    auto bad = [&](const std::string& why) {
+        return ConfigError(f.name() + ": plausible range '" + f.plausible + "' " + why +
+                           " (expected 'A..B' in " + f.unit + ", 'xA..xB' or '-P%..+Q%')");
+    };
+    auto dots = f.plausible.find("..");
+    if (dots == std::string::npos)
+        throw bad("has no '..'");
+    std::string a = trim(f.plausible.substr(0, dots)), b = trim(f.plausible.substr(dots + 2));
+    if (a.empty() || b.empty())
+        throw bad("has an empty end");
+    auto end = [&](const std::string& t) {
+        try {
+            if (t[0] == 'x')
+                return value * detail::parse_real(t.substr(1));
+            if (t.back() == '%')
+                return value * (1 + detail::parse_real(trim(t.substr(0, t.size() - 1))) / 100);
+            return parse_in_unit(f.unit, t);
+        } catch (const UnitError& e) {
+            throw bad(e.what());
+        }
+    };
+    double lo = end(a), hi = end(b);
+    if (!(lo <= hi))
+        throw bad("is empty");
+    return {lo, hi};
+}
+
+std::string describe_table(const std::vector<FieldInfo>& fields) {
+    std::string md = "| key | unit | default | range | provenance | meaning | source |\n"
+                     "| --- | --- | --- | --- | --- | --- | --- |\n";
+    auto cell = [](std::string s) {  // a '|' inside a cell would split it
+        for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2)
+            s.replace(at, 1, "\\|");
+        return s;
+    };
+    for (auto& f : fields) {
+        std::string prov = f.provenance == Provenance::unset ? "**missing**" : provenance_name(f.provenance);
+        if (!f.plausible.empty())
+            prov += ", plausible " + f.plausible;
+        md += "| `" + f.name() + "` | " + f.unit + " | " + f.default_text + " | " + cell(f.range) + " | " +
+              cell(prov) + " | " + cell(f.doc) + " | " + cell(f.source) + " |\n";
+    }
+    return md;
+}
+
 } // namespace nctlm

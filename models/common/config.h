@@ -33,6 +33,20 @@ struct ConfigError : std::runtime_error {
 // The closest candidate to `word` if it is a plausible typo of it, else "".
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
+// Where a parameter's value comes from (docs/calibration.md, docs/sensitivity.md). Every field of a
+// platform section states one where it is declared, by chaining onto its builder:
+//   duration("controller_latency", &C::controller_latency, nullptr, "...").documented("JEDEC HBM2 timing"),
+//   count("hop_cycles", &C::hop_cycles, nullptr, 0, 1000, "...").assumed("4..20", "no public NoC figure"),
+// measured: read off silicon by someone (a trace, a benchmark row); documented: a published figure
+// (datasheet, vendor guide, JEDEC); calibrated: fitted so a model figure matches a reference
+// measurement; assumed: chosen as plausible, no source. `setting` marks a switch of the simulator or
+// the experiment (not a claim about hardware). Calibrated and assumed numeric fields also give a
+// plausible range: absolute in the field's unit ("4..20", "2 GB/s..8 GB/s") or relative to the
+// platform's value ("x0.5..x2", "-20%..+20%"); `nctlm sensitivity` and `nctlm uncertainty` use it.
+// tests/unit/test_provenance.cpp fails for any platform field without a provenance.
+enum class Provenance { unset, measured, documented, calibrated, assumed, setting };
+const char* provenance_name(Provenance p);
+
 template <class S> struct Field {
     std::string key;
     std::string unit;                          // "count", "bytes", "GB/s"... for docs
@@ -41,6 +55,35 @@ template <class S> struct Field {
     std::string doc;                           // meaning and source, one line
     std::function<void(S&, const YAML::Node&)> load;  // parses and range-checks; throws
     std::function<nlohmann::json(const S&)> show;
+    Provenance provenance = Provenance::unset;
+    std::string source;                        // where the value comes from (document, measurement, fit)
+    std::string plausible;                     // calibrated/assumed: the range the truth plausibly lies in
+
+    Field(std::string key_, std::string unit_, std::optional<std::string> default_, std::string range_,
+          std::string doc_, std::function<void(S&, const YAML::Node&)> load_,
+          std::function<nlohmann::json(const S&)> show_)
+        : key(std::move(key_)), unit(std::move(unit_)), default_text(std::move(default_)), range(std::move(range_)),
+          doc(std::move(doc_)), load(std::move(load_)), show(std::move(show_)) {}
+
+    Field measured(std::string src) && { return std::move(*this).origin(Provenance::measured, "", std::move(src)); }
+    Field documented(std::string src) && {
+        return std::move(*this).origin(Provenance::documented, "", std::move(src));
+    }
+    Field calibrated(std::string range, std::string src) && {
+        return std::move(*this).origin(Provenance::calibrated, std::move(range), std::move(src));
+    }
+    Field assumed(std::string range, std::string src) && {
+        return std::move(*this).origin(Provenance::assumed, std::move(range), std::move(src));
+    }
+    Field setting(std::string why) && { return std::move(*this).origin(Provenance::setting, "", std::move(why)); }
+
+private:
+    Field origin(Provenance p, std::string range, std::string src) && {
+        provenance = p;
+        plausible = std::move(range);
+        source = std::move(src);
+        return std::move(*this);
+    }
 };
 template <class S> using FieldList = std::vector<Field<S>>;
 
@@ -234,18 +277,36 @@ template <class S> S ConfigTree::load(const std::string& name) const {
     return out;
 }
 
-// Markdown table of a field list: name, unit, default, range, meaning and source.
-template <class S> std::string describe(const std::string& section) {
-    std::string md = "| key | unit | default | range | meaning (source) |\n| --- | --- | --- | --- | --- |\n";
-    auto cell = [](std::string s) {  // a '|' inside a cell would split it
-        for (size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2)
-            s.replace(at, 1, "\\|");
-        return s;
-    };
+// A field without its struct: what describe, the provenance check, `nctlm sensitivity` and
+// `nctlm uncertainty` need to know about a parameter.
+struct FieldInfo {
+    std::string section, key, unit, default_text, range, doc;
+    Provenance provenance = Provenance::unset;
+    std::string source, plausible;
+    std::string name() const { return section + "." + key; }
+    bool numeric() const;  // count, number, bytes, Hz, B/s, s: can be scaled
+};
+
+template <class S> std::vector<FieldInfo> field_infos(const std::string& section) {
+    std::vector<FieldInfo> out;
     for (auto& f : S::fields())
-        md += "| `" + section + "." + f.key + "` | " + f.unit + " | " +
-              (f.default_text ? *f.default_text : "required") + " | " + cell(f.range) + " | " + cell(f.doc) + " |\n";
-    return md;
+        out.push_back({section, f.key, f.unit, f.default_text ? *f.default_text : "required", f.range, f.doc,
+                       f.provenance, f.source, f.plausible});
+    return out;
+}
+
+// A numeric field's value as echoed in the effective config ("25.6 GB/s", 16, "2 KiB") in base
+// units (bytes/s, Hz, ns, bytes, count); and a value back to YAML text (counts rounded).
+double numeric_value(const FieldInfo& f, const nlohmann::json& shown);
+std::string numeric_text(const FieldInfo& f, double value);
+// The plausible range {lo, hi} of a calibrated/assumed field around the platform's value, in the
+// units of numeric_value. Throws ConfigError naming the field if the range text is malformed.
+std::pair<double, double> plausible_bounds(const FieldInfo& f, double value);
+
+// Markdown table of field lists: name, unit, default, range, provenance, meaning, source.
+std::string describe_table(const std::vector<FieldInfo>& fields);
+template <class S> std::string describe(const std::string& section) {
+    return describe_table(field_infos<S>(section));
 }
 
 } // namespace nctlm

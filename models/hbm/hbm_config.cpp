@@ -13,78 +13,124 @@ namespace nctlm {
 const FieldList<HbmConfig>& HbmConfig::fields() {
     using C = HbmConfig;
     static const FieldList<C> f = {
-        count("stacks", &C::stacks, nullptr, 1, 64, "HBM stacks on the chip (trn1: 2, trn2: 4; Neuron arch guide)"),
+        count("stacks", &C::stacks, nullptr, 1, 64, "HBM stacks on the chip (trn1: 2, trn2: 4; Neuron arch guide)")
+            .documented("Neuron arch guide"),
         bytes("stack_capacity", &C::stack_capacity, nullptr, 1 << 20, 1ull << 40,
-              "capacity per stack (trn1: 32 GiB / 2 stacks)"),
+              "capacity per stack (trn1: 32 GiB / 2 stacks)")
+            .documented("Neuron arch guide"),
         count("pseudo_channels", &C::pseudo_channels, nullptr, 1, 256,
-              "pseudo-channels per stack (HBM2e: 8 channels x 2 PCs, JESD235)"),
+              "pseudo-channels per stack (HBM2e: 8 channels x 2 PCs, JESD235)")
+            .documented("JESD235 / JESD238"),
         bandwidth("pc_bandwidth", &C::pc_bandwidth, nullptr,
-                  "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)"),
-        bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs"),
+                  "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)")
+            .documented("JESD235 pin rate; Neuron arch guide chip total"),
+        bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs")
+            .assumed("1 KiB..4 KiB", "one DMA burst per PC"),
         bytes("stack_interleave", &C::stack_interleave, "4 KiB", 64, 1 << 30,
-              "granularity across stacks inside the interleaved window"),
+              "granularity across stacks inside the interleaved window")
+            .assumed("2 KiB..8 KiB", "address-map choice"),
         bytes("interleaved_base", &C::interleaved_base, "1 TiB", 0, 1ull << 50,
-              "base of the stack-interleaved alias window (same memory, spread over all stacks)"),
+              "base of the stack-interleaved alias window (same memory, spread over all stacks)")
+            .setting("address-map alias, not hardware"),
         duration("controller_latency", &C::controller_latency, "29 ns",
-                 "pipe model only: arrival to first data (front end + tRCD + RL; HBM2 JEDEC 12 + 17 tCK at 1 GHz)"),
-        flag("functional", &C::functional, "false", "store data in sparse pages (read-back checks)"),
+                 "pipe model only: arrival to first data (front end + tRCD + RL; HBM2 JEDEC 12 + 17 tCK at 1 GHz)")
+            .documented("JEDEC HBM2/HBM3 tRCD + RL (pipe model)"),
+        flag("functional", &C::functional, "false", "store data in sparse pages (read-back checks)")
+            .setting("simulator switch"),
         choice("model", &C::model, {{"banked", HbmModel::Banked}, {"pipe", HbmModel::Pipe}}, "banked",
                "banked: bank/row state, DRAM timing, refresh, FR-FCFS over finite queues; pipe: fixed-rate FCFS "
-               "pipe per PC (ablation, speed)"),
+               "pipe per PC (ablation, speed)")
+            .setting("model choice: banked, or the pipe for ablation"),
         frequency("dram_clock", &C::dram_clock, "1.6 GHz",
-                  "DRAM command clock; tCK = 0.625 ns at 3.2 Gb/s DDR (HBM2e); timings round up to whole tCK"),
+                  "DRAM command clock; tCK = 0.625 ns at 3.2 Gb/s DDR (HBM2e); timings round up to whole tCK")
+            .documented("JESD235: 3.2 Gb/s DDR pins, tCK 0.625 ns"),
         bytes("access_bytes", &C::access_bytes, "32 B", 8, 4096,
-              "bytes moved by one column command: 64-bit PC x BL4 (JESD235 pseudo-channel mode)"),
-        count("bank_groups", &C::bank_groups, "4", 1, 64, "bank groups per pseudo-channel (JESD235: 4)"),
-        count("banks_per_group", &C::banks_per_group, "4", 1, 64, "banks per bank group (JESD235 8 Gb: 4)"),
-        bytes("row_bytes", &C::row_bytes, "1 KiB", 64, 1 << 20, "row (page) size per pseudo-channel (JESD235: 1 KiB)"),
+              "bytes moved by one column command: 64-bit PC x BL4 (JESD235 pseudo-channel mode)")
+            .documented("JESD235 pseudo-channel mode: 64 bit x BL4"),
+        count("bank_groups", &C::bank_groups, "4", 1, 64, "bank groups per pseudo-channel (JESD235: 4)")
+            .documented("JESD235"),
+        count("banks_per_group", &C::banks_per_group, "4", 1, 64, "banks per bank group (JESD235 8 Gb: 4)")
+            .documented("JESD235 8 Gb die"),
+        bytes("row_bytes", &C::row_bytes, "1 KiB", 64, 1 << 20, "row (page) size per pseudo-channel (JESD235: 1 KiB)")
+            .documented("JESD235 pseudo-channel page size"),
         text("column_bits", &C::column_bits, "5-9",
-             "stack-offset bits selecting the column (log2(row_bytes / access_bytes) bits)"),
+             "stack-offset bits selecting the column (log2(row_bytes / access_bytes) bits)")
+            .setting("address map (must match the geometry)"),
         text("bank_group_bits", &C::bank_group_bits, "10,15",
-             "stack-offset bits selecting the bank group (bit 10 splits a 2 KiB burst over two groups)"),
-        text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group"),
-        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")"),
-        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")"),
-        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")"),
-        duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")"),
-        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")"),
-        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")"),
-        duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")"),
-        duration("t_ccd_l", &C::t_ccd_l, "2 ns", "column to column, same bank group (tCCD_L; " INI ")"),
-        duration("t_rrd_s", &C::t_rrd_s, "4 ns", "ACT to ACT, different bank group (tRRD_S; " INI ")"),
-        duration("t_rrd_l", &C::t_rrd_l, "6 ns", "ACT to ACT, same bank group (tRRD_L; " INI ")"),
-        duration("t_faw", &C::t_faw, "30 ns", "window holding at most four ACTs (tFAW; " INI ")"),
+             "stack-offset bits selecting the bank group (bit 10 splits a 2 KiB burst over two groups)")
+            .assumed("", "address map: no public Trainium map; chosen so a 2 KiB burst spans two bank groups"),
+        text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group")
+            .assumed("", "address map: no public Trainium map"),
+        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC-class HBM2 timing)"),
+        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini: tRAS + tRP"),
+        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_ccd_l", &C::t_ccd_l, "2 ns", "column to column, same bank group (tCCD_L; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_rrd_s", &C::t_rrd_s, "4 ns", "ACT to ACT, different bank group (tRRD_S; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_rrd_l", &C::t_rrd_l, "6 ns", "ACT to ACT, same bank group (tRRD_L; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_faw", &C::t_faw, "30 ns", "window holding at most four ACTs (tFAW; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_wtr_s", &C::t_wtr_s, "6 ns",
-                 "end of write data to RD, different bank group (tWTR_S; " INI ")"),
-        duration("t_wtr_l", &C::t_wtr_l, "8 ns", "end of write data to RD, same bank group (tWTR_L; " INI ")"),
+                 "end of write data to RD, different bank group (tWTR_S; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_wtr_l", &C::t_wtr_l, "8 ns", "end of write data to RD, same bank group (tWTR_L; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_rtw", &C::t_rtw, "13.75 ns",
-                 "RD to WR bus turnaround: RL + burst - WL + tRTRS (DRAMsim3 rule; 23 + 2 - 7 + 4 tCK at 0.625 ns)"),
-        duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")"),
-        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")"),
-        duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")"),
-        duration("t_rfc", &C::t_rfc, "260 ns", "all-bank refresh cycle: every bank busy (tRFC; " INI ")"),
+                 "RD to WR bus turnaround: RL + burst - WL + tRTRS (DRAMsim3 rule; 23 + 2 - 7 + 4 tCK at 0.625 ns)")
+            .documented("DRAMsim3 read_to_write rule with the ini values"),
+        duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
+        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini tRTP_L"),
+        duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC 3.9 us)"),
+        duration("t_rfc", &C::t_rfc, "260 ns", "all-bank refresh cycle: every bank busy (tRFC; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_refi_pb", &C::t_refi_pb, "128 ns",
-                 "per-bank refresh: interval between two banks' refreshes (tREFIb; " INI ")"),
+                 "per-bank refresh: interval between two banks' refreshes (tREFIb; " INI ")")
+            .documented("DRAMsim3 HBM2_8Gb_x128.ini tREFIb"),
         duration("t_rfc_pb", &C::t_rfc_pb, "130 ns",
-                 "per-bank refresh cycle (assumed half of tRFC; the ini gives no tRFCb)"),
+                 "per-bank refresh cycle (assumed half of tRFC; the ini gives no tRFCb)")
+            .assumed("x0.5..x2", "tRFC / 2; the ini gives no tRFCb"),
         duration("front_end_latency", &C::front_end_latency, "0.625 ns",
-                 "banked model: arrival to the scheduler seeing the request (one tCK, as DRAMsim3's pipeline)"),
+                 "banked model: arrival to the scheduler seeing the request (one tCK, as DRAMsim3's pipeline)")
+            .assumed("0 ns..5 ns", "one tCK as DRAMsim3's pipeline; no public figure"),
         choice("refresh", &C::refresh,
                {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}, {"off", RefreshMode::Off}},
-               "all_bank", "refresh scheme (JESD235: all-bank REF every tREFI; per-bank REFSB optional)"),
+               "all_bank", "refresh scheme (JESD235: all-bank REF every tREFI; per-bank REFSB optional)")
+            .setting("refresh scheme"),
         choice("page_policy", &C::page_policy, {{"open", PagePolicy::Open}, {"closed", PagePolicy::Closed}}, "open",
-               "open: rows stay open for later hits; closed: precharge after each request"),
+               "open: rows stay open for later hits; closed: precharge after each request")
+            .setting("controller policy (open, as DRAMsim3)"),
         count("read_queue", &C::read_queue, "32", 1, 65536,
               "read queue per pseudo-channel in column-access entries (access_bytes each; DRAMsim3-style 32-entry "
-              "transaction queue); a request larger than the queue enters it alone"),
+              "transaction queue); a request larger than the queue enters it alone")
+            .assumed("x0.5..x4", "DRAMsim3-style 32-entry queue; no public Trainium figure"),
         count("write_queue", &C::write_queue, "32", 1, 65536,
-              "write buffer per pseudo-channel in column-access entries; writes are acknowledged once inside"),
+              "write buffer per pseudo-channel in column-access entries; writes are acknowledged once inside")
+            .assumed("x0.5..x4", "as read_queue"),
         count("ingress_queue", &C::ingress_queue, "64", 0, 1 << 20,
               "requests a stack accepts ahead of full PC queues, so one busy PC does not block the others "
-              "(assumed; 0: head-of-line blocking at the stack port)"),
+              "(assumed; 0: head-of-line blocking at the stack port)")
+            .assumed("x0.25..x4", "no public figure"),
         count("write_high", &C::write_high, "32", 1, 65536,
-              "write-buffer entries that start a write drain (DRAMsim3: a full buffer)"),
-        count("write_low", &C::write_low, "0", 0, 65536, "write-buffer entries that end a write drain (DRAMsim3: 0)"),
+              "write-buffer entries that start a write drain (DRAMsim3: a full buffer)")
+            .assumed("16..32", "DRAMsim3: drain when the buffer is full"),
+        count("write_low", &C::write_low, "0", 0, 65536, "write-buffer entries that end a write drain (DRAMsim3: 0)")
+            .assumed("0..16", "DRAMsim3: drain it all"),
     };
     return f;
 }

@@ -215,3 +215,34 @@ TEST(SweepCli, SpecPlotWritesAPng) {
     EXPECT_NE(bad.err.find("no column 'nope'"), std::string::npos) << bad.err;
     fs::remove_all(dir);
 }
+
+// A runaway grid is refused before any point is built, with its size; --max-points lifts the cap.
+TEST(SweepCli, GridOverTheCapIsRefusedAtOnceWithTheCount) {
+    std::string dir = temp_dir();
+    std::string spec = spec_file(dir, "testbench: probe\ngrid:\n  testbench.tile: \"0..1\"\n"
+                                      "  noc.hop_cycles: \"1..1000\"\n  hbm.controller_latency: \"1 ns..1000 ns\"\n");
+    auto start = std::chrono::steady_clock::now();
+    auto r = run_cli("sweep " + spec + " -o " + dir + "/out");
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("the sweep has 2000000 points, more than --max-points 100000"), std::string::npos) << r.err;
+    EXPECT_LT(seconds, 20);  // not hours of preparation; generous for a loaded machine
+    auto dry = run_cli("sweep " + spec + " --dry-run --max-points 10");
+    EXPECT_EQ(dry.exit_code, 2);
+    std::string small = spec_file(dir, "testbench: probe\ngrid:\n  noc.hop_cycles: \"1..3\"\n");
+    EXPECT_EQ(run_cli("sweep " + small + " --dry-run --max-points 3").exit_code, 0);
+    EXPECT_EQ(run_cli("sweep " + small + " --dry-run --max-points 2").exit_code, 2);
+    fs::remove_all(dir);
+}
+
+TEST(SweepCli, NoPlotSkipsTheSpecsPlots) {
+    std::string dir = temp_dir();
+    std::string spec = spec_file(dir, "name: quiet\ntestbench: probe\ngrid:\n  noc.hop_cycles: [1, 2]\n"
+                                      "plot: {x: noc.hop_cycles, y: latency_ns}\n");
+    auto r = run_cli("sweep " + spec + " -o " + dir + "/out -j 2 --no-plot");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(rows(dir + "/out").size(), 2u);
+    EXPECT_FALSE(fs::exists(dir + "/out/quiet.png"));
+    EXPECT_EQ(r.err.find("plot"), std::string::npos) << r.err;
+    fs::remove_all(dir);
+}

@@ -67,3 +67,28 @@ TEST(SweepSlurm, ArrayJobRowsEqualALocalRun) {
     EXPECT_EQ(rows(dir + "/slurm").size(), expected.size());
     fs::remove_all(dir + "/local");
 }
+
+// `nctlm sensitivity --backend slurm` runs its points as the same array job; the report equals
+// that of a local run.
+TEST(SweepSlurm, SensitivityOnSlurmEqualsLocal) {
+    for (const char* p : {"munged", "slurmctld", "slurmd", "sbatch", "squeue", "sinfo"})
+        if (!have(p))
+            GTEST_SKIP() << p << " not installed (scripts/install-deps --slurm)";
+    std::string dir = temp_dir();
+    fs::permissions(dir, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    std::string args = "sensitivity -p " + platform("tiny") + " -t probe --params hbm.pc_bandwidth,noc.hop_cycles "
+                       "--no-plot -o " + dir;
+    auto local = run_cli(args + "/local -j 2");
+    ASSERT_EQ(local.exit_code, 0) << local.err;
+    LocalCluster cluster(dir + "/cluster");
+    ASSERT_TRUE(cluster.error.empty()) << cluster.error;
+    auto r = run_cli(args + "/slurm --backend slurm");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("submitted Slurm array job"), std::string::npos) << r.err;
+    auto a = nlohmann::json::parse(read_file(dir + "/local/sensitivity.json"));
+    auto b = nlohmann::json::parse(read_file(dir + "/slurm/sensitivity.json"));
+    EXPECT_EQ(a["figures"], b["figures"]);
+    EXPECT_EQ(a["figures"]["latency_ns"]["elasticities"].size(), 2u);
+    fs::remove_all(dir);
+}

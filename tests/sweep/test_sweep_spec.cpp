@@ -210,3 +210,34 @@ TEST(SweepTable, RowsSortedByPointAndColumnsUnited) {
     std::string jsonl = to_jsonl(t);
     EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 3);
 }
+
+TEST(SweepSpec, CasesAreOneAxisOfLabelledSettings) {
+    Spec s = parse(R"(
+platform: p.yaml
+testbench: probe
+set: {testbench.bytes: 4 KiB}
+grid:
+  dma.channels: [1, 2]
+cases:
+  - {case: base}
+  - {case: hop-up, set: {noc.hop_cycles: 9, noc.clock: 1 GHz}}
+)");
+    auto pts = s.points();
+    ASSERT_EQ(pts.size(), 4u);
+    EXPECT_EQ(s.axis_names(), (std::vector<std::string>{"dma.channels", "case"}));
+    EXPECT_EQ(pts[0].axes, (KeyValues{{"dma.channels", "1"}, {"case", "base"}}));
+    EXPECT_EQ(pts[0].sets, (std::vector<std::string>{"testbench.bytes=4 KiB", "dma.channels=1"}));
+    EXPECT_EQ(pts[3].sets, (std::vector<std::string>{"testbench.bytes=4 KiB", "dma.channels=2", "noc.hop_cycles=9",
+                                                     "noc.clock=1 GHz"}));
+    EXPECT_NE(error_of("platform: p\ntestbench: t\ncases:\n  - {case: a}\n  - {case: a}\n").find("appears twice"),
+              std::string::npos);
+    EXPECT_NE(error_of("platform: p\ntestbench: t\ncases:\n  - {set: {a.b: 1}}\n").find("needs `case"),
+              std::string::npos);
+}
+
+TEST(SweepSpec, CountPointsWithoutBuildingThem) {
+    Spec s = parse("platform: p\ntestbench: t\ngrid:\n  a.b: \"1..1000\"\n  a.c: \"1..1000\"\n  a.d: \"1..1000\"\n");
+    EXPECT_EQ(s.count_points(), 1000000000u);
+    Spec t = parse("platform: p\ntestbench: t\ngrid:\n  a.b: [1, 2, 3]\n");
+    EXPECT_EQ(t.count_points(), 3u);
+}
