@@ -121,7 +121,7 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .assumed("x0.5..x4", "DRAMsim3-style 32-entry queue; no public Trainium figure"),
         count("write_queue", &C::write_queue, "32", 1, 65536,
               "write buffer per pseudo-channel in column-access entries; writes are acknowledged once inside")
-            .assumed("x0.5..x4", "as read_queue"),
+            .assumed("x1..x4", "as read_queue; not below the drain watermark"),
         count("ingress_queue", &C::ingress_queue, "64", 0, 1 << 20,
               "requests a stack accepts ahead of full PC queues, so one busy PC does not block the others "
               "(assumed; 0: head-of-line blocking at the stack port)")

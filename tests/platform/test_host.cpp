@@ -97,12 +97,13 @@ TEST(Host, DroppingTheBarrierFusesTwoKernelsAndSavesOneSubmission) {
     // saves one submission minus that hidden kernel time.
     double saved = get(barrier, "total_ms") - get(fused, "total_ms");
     double submission = get(fused, "submission_ms"), one_kernel = get(fused, "device_busy_ms") / 2;
-    EXPECT_GT(saved, submission - one_kernel - 1e-6);
-    EXPECT_LE(saved, submission + 1e-6);
+    // (1e-3 ms: the banked HBM's refresh phase differs by some ns between the two runs' kernels.)
+    EXPECT_GT(saved, submission - one_kernel - 1e-3);
+    EXPECT_LE(saved, submission + 1e-3);
     // Sync: nothing hides it; the saving is exactly one submission.
     auto barrier_sync = run_host("configs/workloads/host_fusion_barrier.yaml", "--set workload.async=false");
     auto fused_sync = run_host("configs/workloads/host_fusion_fused.yaml", "--set workload.async=false");
-    EXPECT_NEAR(get(barrier_sync, "total_ms") - get(fused_sync, "total_ms"), submission, 1e-6);
+    EXPECT_NEAR(get(barrier_sync, "total_ms") - get(fused_sync, "total_ms"), submission, 1e-3);
 }
 
 TEST(Host, Batching16MatmulsIsOneSubmissionAndFarCheaper) {
