@@ -302,7 +302,9 @@ std::string plot_script() {
     if (const char* env = std::getenv("NCTLM_PLOT"))
         return env;
     for (fs::path p : {fs::path(NCTLM_SOURCE_DIR) / "scripts/plot",
-                       fs::path(self_exe()).parent_path() / "../../scripts/plot"})
+                       fs::path(self_exe()).parent_path() / "../../scripts/plot",
+                       fs::path(self_exe()).parent_path() / "../share/nctlm/scripts/plot",
+                       fs::path(NCTLM_INSTALLED_DATA_DIR) / "scripts/plot"})
         if (fs::exists(p))
             return fs::canonical(p).string();
     return "";
@@ -333,6 +335,8 @@ void make_plots(const OutDir& out, const std::string& name, const ojson& plots) 
         std::cerr << "sweep: no scripts/plot found (set NCTLM_PLOT); skipping the plot\n";
         return;
     }
+    // The plot labels axes from this executable's field lists (`describe --schema`).
+    setenv("NCTLM_EXE", self_exe().c_str(), 1);
     int i = 0;
     for (auto& p : plots) {
         std::string file = p.value("file", "");

@@ -50,7 +50,8 @@ TensorId Runtime::matmul(TensorId a, TensorId b, const MatmulShape& shape) {
     for (TensorId in : {a, b})
         if (!tensors_.at(in).on_device && !tensors_.at(in).pending)
             sim_error(fmt::format(
-                "{}: matmul input tensor {} is neither on the device nor produced by the graph", name(), in));
+                "{}: matmul input tensor {} is neither on the device nor produced by the graph", name(), in),
+                msg::kHostRuntime);
     Tensor out{HostBuffer{shape.m * shape.n * element_bytes(shape.dtype), false}};
     out.pending = true;
     tensors_.push_back(out);
@@ -95,7 +96,7 @@ void Runtime::to_host(TensorId id, bool host_pinned) {
     if (tensors_.at(id).pending)
         mark_step();
     if (!tensors_.at(id).on_device) {
-        sim_error(fmt::format("{}: to_host of tensor {} that is not on the device", name(), id));
+        sim_error(fmt::format("{}: to_host of tensor {} that is not on the device", name(), id), msg::kHostRuntime);
         return;
     }
     if (!async_) {
