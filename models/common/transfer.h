@@ -18,6 +18,9 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // Links stream data cut-through, so a hop delays the head by its latency and the tail by
     // max(its own serialization, the incoming tail).
     double head_ns = 0, tail_ns = 0;
+    // Trace flow id of the descriptor (0: untraced): every hop passes it as SpanArgs::flow so the
+    // viewer links one burst's spans DMA -> NoC -> HBM -> back.
+    uint64_t flow = 0;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {
