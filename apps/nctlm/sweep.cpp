@@ -6,6 +6,7 @@
 #include "apps/nctlm/sweep.h"
 
 #include "apps/nctlm/sweep_spec.h"
+#include "models/common/version.h"
 #include "platforms/platform_config.h"
 #include "testbenches/testbench.h"
 
@@ -208,6 +209,7 @@ void write_manifest(const OutDir& out, const Spec& spec, const std::vector<Job>&
     ojson m = ojson::object();
     m["name"] = spec.name;
     m["spec"] = spec.file;
+    m["nctlm_version"] = version();
     m["platform"] = spec.platform;
     m["testbench"] = spec.testbench;
     m["workload"] = spec.workload;

@@ -41,7 +41,10 @@ void Runtime::to_device(TensorId id) {
     stats().counter(std::string(name()) + ".to_device_bytes", "B").add(double(t.host.bytes));
     // The host thread's part (set-up, staging); the bytes in flight show on the pcie/h2d track.
     // Spans on one track must nest or not overlap: the host part of copies never overlaps.
-    nctlm::trace().span(to_device_track_, "to_device", x.issue_ns, x.host_free_ns);
+    SpanArgs a;
+    a.bytes = t.host.bytes;
+    a.bandwidth = false;  // the host's part; the bytes move on the pcie/h2d track
+    nctlm::trace().span(to_device_track_, "to_device", x.issue_ns, x.host_free_ns, a);
     // Async: the DMA finishes on its own; kernels that read the tensor wait for device_ready_ns.
     sc_core::wait(until(async_ ? x.host_free_ns : x.done_ns));
 }
@@ -114,7 +117,10 @@ void Runtime::copy_back(TensorId id) {
     TransferTimes x = pcie_.to_host(t.host);
     d2h_.push_back({x.issue_ns, x.done_ns});
     stats().counter(std::string(name()) + ".to_host_bytes", "B").add(double(t.host.bytes));
-    nctlm::trace().span(to_host_track_, "to_host", x.issue_ns, x.done_ns);
+    SpanArgs a;
+    a.bytes = t.host.bytes;
+    a.bandwidth = false;  // the bytes move on the pcie/d2h track
+    nctlm::trace().span(to_host_track_, "to_host", x.issue_ns, x.done_ns, a);
     sc_core::wait(until(x.done_ns));
 }
 
