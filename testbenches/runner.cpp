@@ -4,6 +4,8 @@
 #include "models/common/sim.h"
 #include "models/common/stats.h"
 #include "models/common/trace.h"
+#include "models/common/version.h"
+#include "platforms/shipped_configs.h"
 #include "testbenches/testbench.h"
 
 #include <chrono>
@@ -40,18 +42,51 @@ void simulate(bool progress) {
 
 } // namespace
 
-RunOutcome run(const RunOptions& o) {
-    ConfigTree tree = ConfigTree::from_file(o.platform_file);
-    if (!o.workload_file.empty())
-        tree.merge_file(o.workload_file);
-    for (auto& s : o.overrides)
-        tree.set(s);
-    PlatformConfig cfg = PlatformConfig::load(tree);
-    std::unique_ptr<Testbench> tb = make_testbench(o.testbench);
-    tb->configure(tree);
-    tree.check_sections(PlatformConfig::sections());
+LoadedRun::LoadedRun() = default;
+LoadedRun::LoadedRun(LoadedRun&&) = default;
+LoadedRun::~LoadedRun() = default;
 
-    init_kernel();
+LoadedRun load_run(const RunOptions& o) {
+    LoadedRun r;
+    r.tree = ConfigTree::from_file(find_config(o.platform_file, "platforms"));
+    if (!o.workload_file.empty())
+        r.tree.merge_file(find_config(o.workload_file, "workloads"));
+    for (auto& s : o.overrides)
+        r.tree.set(s);
+    r.cfg = PlatformConfig::load(r.tree);
+    r.tb = make_testbench(o.testbench);
+    // A testbench whose workload has required keys, run without one: say what to pass instead of
+    // "missing key 'workload.m'".
+    if (const TestbenchInfo* info = find_testbench(o.testbench); info && !r.tree.root()["workload"])
+        for (auto& s : info->sections) {
+            if (s.section != "workload")
+                continue;
+            bool required = false;
+            for (auto& p : s.params())
+                required = required || !p.default_text;
+            if (!required)
+                continue;
+            std::string shipped;
+            for (auto& w : shipped_configs("workloads"))
+                if (w.rfind(o.testbench + "_", 0) == 0)
+                    shipped += "\n  -w " + w;
+            throw ConfigError("testbench '" + o.testbench + "' needs a workload: pass -w FILE" +
+                              (shipped.empty() ? "" : " (shipped:" + shipped + ")") +
+                              "\nor set its required keys with --set workload.KEY=VALUE (nctlm describe " +
+                              o.testbench + ")");
+        }
+    r.tb->configure(r.tree);
+    r.tree.check_sections(PlatformConfig::sections());
+    return r;
+}
+
+RunOutcome run(const RunOptions& o) {
+    LoadedRun loaded = load_run(o);
+    ConfigTree& tree = loaded.tree;
+    PlatformConfig& cfg = loaded.cfg;
+    std::unique_ptr<Testbench>& tb = loaded.tb;
+
+    init_kernel(o.warnings_are_errors);
     if (!o.trace_file.empty())
         trace().enable(o.trace_start_ns, o.trace_end_ns < 0 ? 1e300 : o.trace_end_ns, o.trace_max_events);
     Platform top("top", cfg);
@@ -73,6 +108,7 @@ RunOutcome run(const RunOptions& o) {
         for (auto& s : stuck)
             out.errors.push_back("  " + s);
     }
+    out.report["nctlm_version"] = version();
     out.report["platform"] = cfg.platform.name;
     out.report["testbench"] = o.testbench;
     out.report["config"] = tree.effective();

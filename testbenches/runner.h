@@ -2,6 +2,10 @@
 // testbench, simulate, collect results. SystemC elaborates once per process: call run() once.
 #pragma once
 
+#include "models/common/config.h"
+#include "platforms/platform_config.h"
+
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -18,6 +22,7 @@ struct RunOptions {
     double trace_start_ns = 0, trace_end_ns = -1;
     size_t trace_max_events = 2'000'000;
     bool progress = false;                // print simulated time and events/s to stderr
+    bool warnings_are_errors = false;     // SC_REPORT_WARNING throws (the CLI sets this)
 };
 
 struct RunOutcome {
@@ -25,6 +30,19 @@ struct RunOutcome {
     std::string summary;                  // human lines
     std::vector<std::string> errors;      // simulation errors (address, deadlock); empty if clean
 };
+
+class Testbench;
+// Everything a run reads, loaded and checked, before any module exists. The platform and
+// workload may be paths or shipped names ("trn1", "gemm_32x3072x32"). Throws ConfigError.
+struct LoadedRun {
+    ConfigTree tree;
+    PlatformConfig cfg;
+    std::unique_ptr<Testbench> tb;
+    LoadedRun();
+    LoadedRun(LoadedRun&&);
+    ~LoadedRun();
+};
+LoadedRun load_run(const RunOptions& options);
 
 // Throws ConfigError for a bad configuration (exit code 2 in the CLI).
 RunOutcome run(const RunOptions& options);

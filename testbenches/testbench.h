@@ -1,8 +1,10 @@
 // A testbench drives a platform, measures, and returns its headline figures. `nctlm run
-// --testbench NAME` looks it up in the registry (registry.cpp: one line per testbench).
+// --testbench NAME` looks it up in the registry (registry.cpp: one line per testbench; a user's
+// own simulator adds its testbenches with register_testbench before calling cli_main).
 #pragma once
 
 #include "models/common/config.h"
+#include "models/common/params.h"
 #include "platforms/platform.h"
 
 #include <functional>
@@ -30,9 +32,15 @@ struct TestbenchInfo {
     std::string name;
     std::string doc;
     std::function<std::unique_ptr<Testbench>()> make;
+    // The sections configure() reads, each with its field list (param_section<S>("testbench")):
+    // `describe NAME`, the JSON Schema and the missing-workload hint come from these.
+    std::vector<ParamSection> sections = {};
 };
 
 const std::vector<TestbenchInfo>& testbenches();
+// Adds (or replaces, by name) a testbench; call before cli_main()/run(). Not thread-safe.
+void register_testbench(TestbenchInfo info);
+const TestbenchInfo* find_testbench(const std::string& name);  // nullptr if unknown
 std::unique_ptr<Testbench> make_testbench(const std::string& name);  // throws ConfigError if unknown
 
 } // namespace nctlm

@@ -1,8 +1,15 @@
 // nctlm: the command line. `nctlm run`, `nctlm validate`, `nctlm describe`.
 // Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
+// A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
+#include "apps/nctlm/cli.h"
 #include "apps/nctlm/sweep.h"
 #include "models/common/config.h"
 #include "models/common/units.h"
+#include "models/common/params.h"
+#include "models/common/sim.h"
+#include "models/common/version.h"
+#include "platforms/platform.h"
+#include "platforms/shipped_configs.h"
 #include "platforms/platform_config.h"
 #include "testbenches/runner.h"
 #include "testbenches/testbench.h"
@@ -11,6 +18,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <systemc>
 
 namespace po = boost::program_options;
@@ -31,10 +39,14 @@ commands:
             [--params k1,k2] [--step PCT | --range]      elasticity of each result to each parameter
   uncertainty -p FILE -t NAME -o DIR [-n N] [--seed S] ...   5-95 % intervals over the plausible ranges
             (docs/sensitivity.md)
-  validate  FILE [--workload FILE] [--set section.key=value]...   check a config, print effective values
-  describe  [SECTION]                                            parameter tables (markdown)
+  validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
+            check everything a run would (with -t: the testbench too), print effective values
+  describe  [SECTION|TESTBENCH|all|--keys|--schema]   parameter tables (markdown); no argument:
+            the list of sections and testbenches
   testbenches                                                    list testbenches
+  --version                                                      print the version
 
+Platforms and workloads may be shipped names: -p trn1, -w gemm_32x3072x32.
 run 'nctlm <command> --help' for the options of a command.
 )";
 
@@ -74,6 +86,7 @@ int cmd_run(const std::vector<std::string>& args) {
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
 
+    o.warnings_are_errors = true;  // a CLI run with a SystemC warning is not a result to trust
     RunOutcome out = run(o);
     if (!stats_file.empty()) {
         std::ofstream f(stats_file);
@@ -89,14 +102,15 @@ int cmd_run(const std::vector<std::string>& args) {
 }
 
 int cmd_validate(const std::vector<std::string>& args) {
-    std::string file, workload;
-    std::vector<std::string> sets;
-    po::options_description desc("nctlm validate");
-    desc.add_options()("help,h", "this help")("file", po::value(&file)->required(), "platform YAML")  //
-        ("workload,w", po::value(&workload), "workload YAML")                                        //
-        ("set,s", po::value(&sets)->composing(), "override section.key=value");
+    RunOptions o;
+    po::options_description desc("nctlm validate [FILE] (checks everything `nctlm run` with the same arguments would)");
+    desc.add_options()("help,h", "this help")                                                           //
+        ("platform,p", po::value(&o.platform_file), "platform YAML or shipped name (trn1, trn2, tiny)")  //
+        ("testbench,t", po::value(&o.testbench), "also check this testbench's sections and build it")   //
+        ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name")                   //
+        ("set,s", po::value(&o.overrides)->composing(), "override section.key=value");
     po::positional_options_description pos;
-    pos.add("file", 1);
+    pos.add("platform", 1);
     po::variables_map vm;
     po::store(po::command_line_parser(args).options(desc).positional(pos).run(), vm);
     if (vm.count("help")) {
@@ -104,49 +118,135 @@ int cmd_validate(const std::vector<std::string>& args) {
         return kOk;
     }
     po::notify(vm);
-    ConfigTree tree = ConfigTree::from_file(file);
-    if (!workload.empty())
-        tree.merge_file(workload);
-    for (auto& s : sets)
-        tree.set(s);
-    PlatformConfig::load(tree);
-    if (tree.root()["testbench"] || tree.root()["workload"])
-        std::cerr << "note: testbench and workload sections are checked by `nctlm run` (they depend on the testbench)\n";
-    tree.check_sections(PlatformConfig::sections());
-    std::cout << "# " << file << ": valid. Effective values:\n" << tree.effective_yaml();
+    if (o.platform_file.empty())
+        throw ConfigError("nctlm validate: give a platform (FILE or -p trn1)");
+    std::string file = find_config(o.platform_file, "platforms");
+    if (o.testbench.empty()) {
+        ConfigTree tree = ConfigTree::from_file(file);
+        if (!o.workload_file.empty())
+            tree.merge_file(find_config(o.workload_file, "workloads"));
+        for (auto& s : o.overrides)
+            tree.set(s);
+        PlatformConfig::load(tree);
+        if (tree.root()["testbench"] || tree.root()["workload"])
+            std::cerr << "note: testbench and workload sections depend on the testbench: add -t NAME to check them\n";
+        tree.check_sections(PlatformConfig::sections());
+        std::cout << "# " << file << ": valid. Effective values:\n" << tree.effective_yaml();
+        return kOk;
+    }
+    // With a testbench: load exactly as a run does, then elaborate the platform and attach the
+    // testbench (which checks what needs the built chip, e.g. a tile index) without simulating.
+    LoadedRun r = load_run(o);
+    init_kernel(true);
+    Platform top("top", r.cfg);
+    r.tb->build(top);
+    std::cout << "# " << file << " + testbench " << o.testbench << ": valid. Effective values:\n"
+              << r.tree.effective_yaml();
     return kOk;
+}
+
+// Every section a key can be set in: the platform's, then each testbench's.
+std::vector<ParamSection> platform_sections() {
+    return {param_section<ChipConfig>("platform", "the chip as a whole"),
+            param_section<DmaConfig>("dma", "DMA engine of each tile"),
+            param_section<NocConfig>("noc", "network on chip"),
+            param_section<HbmConfig>("hbm", "HBM stacks and controllers"),
+            param_section<PeConfig>("pe", "processing element of each tile"),
+            param_section<HostConfig>("host", "host, PCIe and runtime")};
+}
+
+std::string describe_index() {
+    std::string out = "platform sections (nctlm describe SECTION; any key settable with --set SECTION.KEY=VALUE):\n";
+    for (auto& s : platform_sections())
+        out += fmt::format("  {:<10} {}\n", s.section, s.what);
+    out += "testbenches (nctlm describe NAME: the testbench.* and workload.* keys it reads):\n";
+    for (auto& t : testbenches()) {
+        std::string secs;
+        for (auto& s : t.sections)
+            secs += (secs.empty() ? "" : " ") + s.section + ".*";
+        bool clash = false;  // a testbench named like a section is described as testbench:NAME
+        for (auto& s : platform_sections())
+            clash = clash || s.section == t.name;
+        out += fmt::format("  {:<10} {:<22} {}\n", clash ? "testbench:" + t.name : t.name,
+                           secs.empty() ? "(no keys)" : secs, t.doc);
+    }
+    out += "also: nctlm describe all | --keys | --schema\n";
+    return out;
 }
 
 int cmd_describe(const std::vector<std::string>& args) {
     std::string which = args.empty() ? "" : args[0];
-    struct Section {
-        const char* name;
-        std::string (*table)(const std::string&);
-    };
-    const Section sections[] = {{"platform", &describe<ChipConfig>},
-                                {"dma", &describe<DmaConfig>},
-                                {"noc", &describe<NocConfig>},
-                                {"hbm", &describe<HbmConfig>},
-                                {"pe", &describe<PeConfig>},
-                                {"host", &describe<HostConfig>}};
-    bool found = false;
-    for (auto& s : sections)
-        if (which.empty() || which == s.name) {
-            std::cout << "### " << s.name << "\n\n" << s.table(s.name) << "\n";
+    if (which.empty() || which == "-h" || which == "--help") {
+        std::cout << "usage: nctlm describe [SECTION|TESTBENCH|testbench:NAME|all|--keys|--schema]\n\n"
+                  << describe_index();
+        return kOk;
+    }
+    if (which == "--keys") {  // every key --set accepts, one per line (completion, tests)
+        std::set<std::string> keys;
+        for (auto& s : platform_sections())
+            for (auto& p : s.params())
+                keys.insert(s.section + "." + p.key);
+        for (auto& t : testbenches())
+            for (auto& s : t.sections)
+                for (auto& p : s.params())
+                    keys.insert(s.section + "." + p.key);
+        for (auto& k : keys)
+            std::cout << k << "\n";
+        return kOk;
+    }
+    if (which == "--schema") {  // JSON Schema of a run's YAML (platform + testbench + workload)
+        std::vector<ParamSection> all = platform_sections();
+        for (auto& t : testbenches())
+            for (auto& s : t.sections)
+                all.push_back(s);
+        std::cout << json_schema(all, "nctlm configuration (platform, testbench and workload files)").dump(2)
+                  << "\n";
+        return kOk;
+    }
+    // "host" is a section and a testbench: the section wins, "testbench:host" is the testbench.
+    bool found = false, only_testbench = which.rfind("testbench:", 0) == 0;
+    if (only_testbench)
+        which = which.substr(10);
+    for (auto& s : platform_sections())
+        if (!only_testbench && (which == "all" || which == s.section)) {
+            std::cout << "### " << s.section << "\n\n" << s.markdown() << "\n";
+            found = true;
+            if (which != "all" && find_testbench(which))
+                std::cerr << "note: '" << which << "' is also a testbench: nctlm describe testbench:" << which << "\n";
+        }
+    for (auto& t : testbenches())
+        if (which == "all" || (which == t.name && (only_testbench || !found))) {
+            std::cout << "### " << t.name << "\n\n";
+            if (t.sections.empty())
+                std::cout << "(reads no testbench or workload keys)\n\n";
+            for (auto& s : t.sections)
+                std::cout << s.markdown() << "\n";
             found = true;
         }
-    if (!found)
-        throw ConfigError("describe: unknown section '" + which + "'");
+    if (!found) {
+        std::vector<std::string> names;
+        for (auto& s : platform_sections())
+            names.push_back(s.section);
+        for (auto& t : testbenches())
+            names.push_back(t.name);
+        std::string hint = did_you_mean(which, names);
+        throw ConfigError("describe: unknown section or testbench '" + which + "'" +
+                          (hint.empty() ? "" : "; did you mean '" + hint + "'?") + "\n\n" + describe_index());
+    }
     return kOk;
 }
 
 } // namespace
 
-int sc_main(int argc, char** argv) {
+int nctlm::cli_main(int argc, char** argv) {
     std::vector<std::string> args(argv + 1, argv + argc);
     if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
         std::cout << kUsageText;
         return args.empty() ? kUsage : kOk;
+    }
+    if (args[0] == "--version" || args[0] == "version") {
+        std::cout << "nctlm " << version() << "\n";
+        return kOk;
     }
     std::string command = args[0];
     args.erase(args.begin());

@@ -6,6 +6,7 @@
 #include "apps/nctlm/sweep.h"
 
 #include "apps/nctlm/sweep_spec.h"
+#include "models/common/version.h"
 #include "platforms/platform_config.h"
 #include "testbenches/testbench.h"
 
@@ -212,6 +213,7 @@ void write_manifest(const OutDir& out, const Spec& spec, const std::vector<Job>&
     ojson m = ojson::object();
     m["name"] = spec.name;
     m["spec"] = spec.file;
+    m["nctlm_version"] = version();
     m["platform"] = spec.platform;
     m["testbench"] = spec.testbench;
     m["workload"] = spec.workload;
@@ -326,7 +328,9 @@ pid_t start_process(const std::vector<std::string>& argv) {
 
 std::string find_script(const std::string& name) {
     for (fs::path p : {fs::path(NCTLM_SOURCE_DIR) / "scripts" / name,
-                       fs::path(self_exe()).parent_path() / "../../scripts" / name})
+                       fs::path(self_exe()).parent_path() / "../../scripts" / name,
+                       fs::path(self_exe()).parent_path() / "../share/nctlm/scripts" / name,
+                       fs::path(NCTLM_INSTALLED_DATA_DIR) / "scripts" / name})
         if (fs::exists(p))
             return fs::canonical(p).string();
     return "";
@@ -373,6 +377,8 @@ void make_plots(const OutDir& out, const std::string& name, const ojson& plots, 
         std::cerr << "sweep: no scripts/plot found (set NCTLM_PLOT); skipping the plot\n";
         return;
     }
+    // The plot labels axes from this executable's field lists (`describe --schema`).
+    setenv("NCTLM_EXE", self_exe().c_str(), 1);
     std::vector<std::vector<std::string>> commands;
     std::vector<fs::path> targets;
     int i = 0;

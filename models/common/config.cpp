@@ -163,8 +163,11 @@ void ConfigTree::check_sections(const std::vector<std::string>& known) const {
         std::string section = it->first.as<std::string>();
         if (std::find(known.begin(), known.end(), section) == known.end()) {
             std::string hint = did_you_mean(section, known);
+            std::string all;  // listed even with a did-you-mean: the guess may be wrong
+            for (auto& k : known)
+                all += (all.empty() ? "" : ", ") + k;
             fail(section, "", "unknown section '" + section + "'" +
-                                  (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+                                  (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (known: " + all + ")");
         }
     }
 }

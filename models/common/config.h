@@ -247,15 +247,12 @@ template <class S> S ConfigTree::load(const std::string& name) const {
                 known = known || f.key == key;
             if (!known) {
                 std::string hint = did_you_mean(key, names);
+                std::string all;  // listed even with a did-you-mean: the guess may be wrong
+                for (auto& n : names)
+                    all += (all.empty() ? "" : ", ") + n;
                 fail(name, key,
-                     "unknown key '" + name + "." + key + "'" +
-                         (hint.empty() ? " (known: " + [&] {
-                             std::string all;
-                             for (auto& n : names)
-                                 all += (all.empty() ? "" : ", ") + n;
-                             return all;
-                         }() + ")"
-                                       : "; did you mean '" + hint + "'?"));
+                     "unknown key '" + name + "." + key + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?") +
+                         " (known: " + all + ")");
             }
         }
     nlohmann::json echo = nlohmann::json::object();

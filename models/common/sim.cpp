@@ -1,5 +1,7 @@
 #include "models/common/sim.h"
 
+#include "models/common/errors.h"
+
 #include <cstdlib>
 
 namespace nctlm {
@@ -17,11 +19,13 @@ void init_kernel(bool warnings_are_errors) {
     // Errors throw (caught by the CLI) instead of aborting the process.
     sc_core::sc_report_handler::set_actions(sc_core::SC_ERROR, sc_core::SC_DISPLAY | sc_core::SC_THROW);
     sc_core::sc_report_handler::set_actions(sc_core::SC_FATAL, sc_core::SC_DISPLAY | sc_core::SC_THROW);
+    // Model errors (errors.h) are collected and listed at the end of the run, not thrown mid-way.
+    for (const char* type : {msg::kSim, msg::kDmaAddress, msg::kPeRange, msg::kHostRuntime})
+        sc_core::sc_report_handler::set_actions(type, sc_core::SC_ERROR, sc_core::SC_LOG | sc_core::SC_CACHE_REPORT);
 }
 
 } // namespace nctlm
 
-#include "models/common/errors.h"
 
 namespace nctlm {
 namespace {
@@ -31,8 +35,9 @@ std::vector<std::string>& error_list() {
 }
 } // namespace
 
-void sim_error(const std::string& message) {
+void sim_error(const std::string& message, const char* msg_type) {
     error_list().push_back(message);
+    SC_REPORT_ERROR(msg_type, message.c_str());
     sc_core::sc_stop();
 }
 

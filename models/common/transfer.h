@@ -21,6 +21,9 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     double head_ns = 0, tail_ns = 0;
     // Attached by the NoC to a plain payload from a foreign initiator; removed before its response.
     bool attached_by_noc = false;
+    // Trace flow id of the descriptor (0: untraced): every hop passes it as SpanArgs::flow so the
+    // viewer links one burst's spans DMA -> NoC -> HBM -> back.
+    uint64_t flow = 0;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {

@@ -22,6 +22,7 @@ struct DmaDescriptor {
 
     // Engine bookkeeping.
     uint64_t id = 0;
+    uint64_t trace_flow = 0;  // links its spans in the trace; 0: post() picks a fresh one
     uint32_t bursts_left = 0;
     double last_data_ns = 0;
     int holding_channel = -1;  // channel waiting for completion under on_response

@@ -24,6 +24,9 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
         sc_core::sc_spawn_options opts;
         sc_core::sc_spawn([this, c] { channel_thread(int(c)); }, fmt::format("channel{}", c).c_str(), &opts);
     }
+    if (nctlm::trace().enabled())
+        data_track_ = nctlm::trace().track(this->name(), "data");
+    queue_counters_.assign(cfg.queues, -1);
     SC_METHOD(complete_ready);
     sensitive << completions_.get_event();
     dont_initialize();
@@ -42,10 +45,21 @@ void DmaEngine::post(DmaDescriptor& d) {
     d.last_data_ns = 0;
     d.holding_channel = -1;
     d.bursts_left = uint32_t((d.address % cfg_.burst_size + d.bytes + cfg_.burst_size - 1) / cfg_.burst_size);
+    if (nctlm::trace().enabled() && d.trace_flow == 0)  // a poster may link its own span first
+        d.trace_flow = nctlm::trace().new_flow();
     queues_[d.queue].push_back(&d);
+    sample_queue(d.queue);
     live_.push_back(&d);
     ++outstanding_;
     work_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void DmaEngine::sample_queue(uint32_t q) {
+    if (!nctlm::trace().enabled())
+        return;
+    if (queue_counters_[q] < 0)
+        queue_counters_[q] = nctlm::trace().counter(name(), fmt::format("queue{} waiting", q));
+    nctlm::trace().sample(queue_counters_[q], now_ns(), double(queues_[q].size()));
 }
 
 DmaDescriptor* DmaEngine::take_next() {
@@ -54,6 +68,7 @@ DmaDescriptor* DmaEngine::take_next() {
         if (!queues_[q].empty() && queue_active_[q] < cfg_.queue_channels) {
             DmaDescriptor* d = queues_[q].front();
             queues_[q].pop_front();
+            sample_queue(q);
             ++queue_active_[q];
             rr_next_ = (q + 1) % cfg_.queues;
             return d;
@@ -83,8 +98,20 @@ void DmaEngine::channel_thread(int channel) {
             d->holding_channel = channel;
             sc_core::wait(channel_done_[channel]);
         }
-        if (channel_tracks_[channel] >= 0)
-            nctlm::trace().span(channel_tracks_[channel], d->write ? "write" : "read", t_take, now_ns());
+        if (channel_tracks_[channel] >= 0) {
+            // The channel's hold time, not data moving: kept out of the bandwidth counter.
+            SpanArgs a;
+            a.command = d->write ? "write" : "read";
+            a.bytes = d->bytes;
+            a.address = d->address;
+            a.descriptor = d->id;
+            a.queue = int32_t(d->queue);
+            a.tile = int32_t(tile_);
+            a.flow = d->trace_flow;
+            a.bandwidth = false;
+            nctlm::trace().span(channel_tracks_[channel], d->write ? "descriptor write" : "descriptor read", t_take,
+                                now_ns(), a);
+        }
         --queue_active_[d->queue];
         work_.notify(sc_core::SC_ZERO_TIME);
     }
@@ -112,10 +139,12 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     x.src_tile = tile_;
     double now = now_ns();
     x.issue_ns = now;
+    x.flow = d.trace_flow;
     if (d.write) {  // the engines stream the data out of the tile: cut-through from now
         Occupancy occ = data_pipe_.reserve(now, double(length), now);
         x.head_ns = occ.start_ns;
         x.tail_ns = occ.end_ns;
+        trace_data(*p, d, occ.start_ns, occ.end_ns);
     }
     if (d.t_first_issue < 0)
         d.t_first_issue = now;
@@ -151,6 +180,20 @@ tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::
     return tlm::TLM_COMPLETED;
 }
 
+void DmaEngine::trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end) {
+    if (data_track_ < 0)
+        return;
+    SpanArgs a;
+    a.command = p.is_write() ? "write" : "read";
+    a.bytes = p.get_data_length();
+    a.address = p.get_address();
+    a.descriptor = d.id;
+    a.queue = int32_t(d.queue);
+    a.tile = int32_t(tile_);
+    a.flow = d.trace_flow;
+    nctlm::trace().span(data_track_, p.is_write() ? "burst out" : "burst in", start, end, a);
+}
+
 void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
     TransferExt& x = ext<TransferExt>(p);
     DmaDescriptor& d = *x.descriptor;
@@ -159,6 +202,7 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
         if (p.is_read()) {  // the engines write the data into the tile as it streams in
             Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now));
             done = std::max(now, occ.end_ns);
+            trace_data(p, d, occ.start_ns, occ.end_ns);
             bytes_read_.add(p.get_data_length());
         } else {
             bytes_written_.add(p.get_data_length());
@@ -188,7 +232,7 @@ void DmaEngine::complete_ready() {
         if (d->holding_channel >= 0)
             channel_done_[d->holding_channel].notify(sc_core::SC_ZERO_TIME);
         if (d->failed)
-            sim_error(d->error);
+            sim_error(d->error, msg::kDmaAddress);
         if (d->on_complete)
             d->on_complete(*d);
     }

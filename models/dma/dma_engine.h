@@ -39,6 +39,7 @@ private:
     DmaDescriptor* take_next();
     void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length);
     void burst_done(tlm::tlm_generic_payload& p);
+    void trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end);
     tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
     void complete_ready();
     void end_of_simulation() override;
@@ -66,6 +67,9 @@ private:
     Counter &bytes_read_, &bytes_written_, &descriptors_;
     std::vector<Histogram*> queue_latency_;  // post -> done per queue
     std::vector<int> channel_tracks_;
+    int data_track_ = -1;                 // bursts streaming into / out of the tile
+    std::vector<int> queue_counters_;     // descriptors waiting per queue (created when sampled)
+    void sample_queue(uint32_t q);
 };
 
 } // namespace nctlm

@@ -37,8 +37,12 @@ void PcieLink::account(Direction& dir, const TransferTimes& t, uint64_t bytes) {
     dir.transfer_ns.add(t.done_ns - t.issue_ns);
     host_.staged(bytes, t.memcpy_ns);
     // One span per transfer: first to last byte on the link (chunks follow back to back).
-    if (t.chunks)
-        nctlm::trace().span(dir.track, "dma", t.link_start_ns, t.link_end_ns);
+    if (t.chunks) {
+        SpanArgs a;
+        a.command = "dma";
+        a.bytes = bytes;
+        nctlm::trace().span(dir.track, "dma", t.link_start_ns, t.link_end_ns, a);
+    }
 }
 
 } // namespace nctlm

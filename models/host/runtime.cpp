@@ -42,7 +42,10 @@ void Runtime::to_device(TensorId id) {
     stats().counter(std::string(name()) + ".to_device_bytes", "B").add(double(t.host.bytes));
     // The host thread's part (set-up, staging); the bytes in flight show on the pcie/h2d track.
     // Spans on one track must nest or not overlap: the host part of copies never overlaps.
-    nctlm::trace().span(to_device_track_, "to_device", x.issue_ns, x.host_free_ns);
+    SpanArgs a;
+    a.bytes = t.host.bytes;
+    a.bandwidth = false;  // the host's part; the bytes move on the pcie/h2d track
+    nctlm::trace().span(to_device_track_, "to_device", x.issue_ns, x.host_free_ns, a);
     // Async: the DMA finishes on its own; kernels that read the tensor wait for device_ready_ns.
     sc_core::wait(until(async_ ? x.host_free_ns : x.done_ns));
 }
@@ -51,7 +54,8 @@ TensorId Runtime::matmul(TensorId a, TensorId b, const MatmulShape& shape) {
     for (TensorId in : {a, b})
         if (!tensors_.at(in).on_device && !tensors_.at(in).pending && !tensors_.at(in).queued)
             sim_error(fmt::format(
-                "{}: matmul input tensor {} is neither on the device nor produced by the graph", name(), in));
+                "{}: matmul input tensor {} is neither on the device nor produced by the graph", name(), in),
+                msg::kHostRuntime);
     Tensor out{HostBuffer{shape.m * shape.n * element_bytes(shape.dtype), false}};
     out.pending = true;
     tensors_.push_back(out);
@@ -115,7 +119,7 @@ void Runtime::to_host(TensorId id, bool host_pinned) {
     if (tensors_.at(id).pending)
         mark_step();
     if (!tensors_.at(id).on_device && !tensors_.at(id).queued) {
-        sim_error(fmt::format("{}: to_host of tensor {} that is not on the device", name(), id));
+        sim_error(fmt::format("{}: to_host of tensor {} that is not on the device", name(), id), msg::kHostRuntime);
         return;
     }
     if (!async_) {
@@ -168,7 +172,10 @@ void Runtime::copy_back(TensorId id) {
     TransferTimes x = pcie_.to_host(t.host);
     d2h_.push_back({x.issue_ns, x.done_ns});
     stats().counter(std::string(name()) + ".to_host_bytes", "B").add(double(t.host.bytes));
-    nctlm::trace().span(to_host_track_, "to_host", x.issue_ns, x.done_ns);
+    SpanArgs a;
+    a.bytes = t.host.bytes;
+    a.bandwidth = false;  // the bytes move on the pcie/d2h track
+    nctlm::trace().span(to_host_track_, "to_host", x.issue_ns, x.done_ns, a);
     sc_core::wait(until(x.done_ns));
 }
 

@@ -5,6 +5,7 @@
 #include "models/common/trace.h"
 
 #include <fmt/format.h>
+#include <functional>
 
 namespace nctlm {
 
@@ -66,11 +67,29 @@ void ProcessingElement::wait_for(const Instruction& ins) {
     }
 }
 
-void ProcessingElement::complete(const Instruction& ins, double start, double end) {
+void ProcessingElement::complete(const Instruction& ins, double start, double end, uint64_t flow) {
     if (ins.tile < record_.tiles.size())
         record_.tiles[ins.tile][int(ins.stage)].cover(start, end);
-    if (tracks_[int(ins.unit)] >= 0)
-        nctlm::trace().span(tracks_[int(ins.unit)], stage_name(ins.stage), start, end);
+    if (tracks_[int(ins.unit)] >= 0) {
+        SpanArgs a;
+        bool dma = ins.op == Op::DmaRead || ins.op == Op::DmaWrite;
+        a.command = stage_name(ins.stage);
+        if (dma) {
+            a.bytes = ins.bytes;
+            a.address = ins.address;
+            a.queue = int32_t(ins.queue);
+            a.bandwidth = false;  // the DMA engine's data spans carry the bandwidth
+        }
+        a.tile = int32_t(ins.tile);
+        if (program_ && !program_->instructions.empty()) {  // its index, if it is in this program
+            const Instruction* begin = program_->instructions.data();
+            std::less<const Instruction*> before;
+            if (!before(&ins, begin) && before(&ins, begin + program_->instructions.size()))
+                a.instruction = int64_t(&ins - begin);
+        }
+        a.flow = flow;
+        nctlm::trace().span(tracks_[int(ins.unit)], stage_name(ins.stage), start, end, a);
+    }
     instructions_.add(1);
     if (ins.signal >= 0) {
         ++sems_.at(size_t(ins.signal));
@@ -127,7 +146,8 @@ void ProcessingElement::unit_thread(int unit) {
             }
             if (!ok)
                 sim_error(fmt::format("{}: tile {} {}: SBUF/PSUM access out of range", name(), ins.tile,
-                                      stage_name(ins.stage)));
+                                      stage_name(ins.stage)),
+                          msg::kPeRange);
             complete(ins, start, now_ns());
         }
     }
@@ -149,6 +169,7 @@ void ProcessingElement::dma_job(DmaJob& job) {
     uint64_t chunk = ins.descriptor_bytes ? ins.descriptor_bytes : cfg_.dma_descriptor_bytes;
     size_t n = size_t((ins.bytes + chunk - 1) / chunk);
     job.descriptors.resize(n);
+    job.flow = nctlm::trace().enabled() ? nctlm::trace().new_flow() : 0;
     job.left = uint32_t(n);
     job.last_occupancy_end = occ.end_ns;
     double ns_per_byte = (occ.end_ns - occ.start_ns) / double(ins.bytes);
@@ -159,6 +180,7 @@ void ProcessingElement::dma_job(DmaJob& job) {
         d.bytes = std::min<uint64_t>(chunk, ins.bytes - j * chunk);
         d.write = ins.op == Op::DmaWrite;
         d.queue = ins.contiguous ? uint32_t((ins.queue + j) % dma_.config().queues) : ins.queue;
+        d.trace_flow = job.flow;  // the instruction's span and its descriptors' spans, linked
         d.on_complete = [&job](DmaDescriptor&) {
             if (--job.left == 0)
                 job.done.notify(sc_core::SC_ZERO_TIME);
@@ -177,7 +199,7 @@ void ProcessingElement::dma_job(DmaJob& job) {
     }
     dma_instructions_.add(1);
     dma_bytes_.add(double(ins.bytes));
-    complete(ins, first_post, now_ns());
+    complete(ins, first_post, now_ns(), job.flow);
 }
 
 } // namespace nctlm

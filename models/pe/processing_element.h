@@ -70,12 +70,13 @@ private:
         uint32_t left = 0;
         Occupancy occupancy{0, 0}; // its turn on the DMA issue (pe.dma_bandwidth)
         uint64_t seq = 0;          // issue order
+        uint64_t flow = 0;         // trace flow linking the instruction to its descriptors
         double last_occupancy_end = 0;
         sc_core::sc_event done;
     };
     void unit_thread(int unit);
     void wait_for(const Instruction& ins);
-    void complete(const Instruction& ins, double start, double end);
+    void complete(const Instruction& ins, double start, double end, uint64_t flow = 0);
     void dma_job(DmaJob& job);
 
     DmaEngine& dma_;

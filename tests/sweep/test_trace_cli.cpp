@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <gtest/gtest.h>
 #include <map>
+#include <set>
 
 using namespace nctlm::test;
 using nlohmann::json;
@@ -129,6 +130,72 @@ TEST(TraceCli, EventCapBoundsTheFileAndCountsTheRest) {
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     std::remove(full.c_str());
     std::remove(capped.c_str());
+}
+
+// What a person opening the trace needs: spans named with their size and carrying args, every
+// listed track non-empty, one descriptor's spans linked by a flow across tracks, counter tracks
+// for queue occupancy and bandwidth, and (checked above) no partial overlaps on a track.
+TEST(TraceCli, B2bTraceIsReadable) {
+    std::string file = temp_file("", ".json");
+    auto r = run_cli("run -p " + platform("trn1") + " -t b2b --set testbench.n=16 -q --trace " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace t = load(file);
+    check_well_formed(t);
+    for (auto& [key, name] : t.names)
+        EXPECT_TRUE(t.tracks.count(key)) << "empty track " << name;
+    size_t dma_spans = 0;
+    std::map<uint64_t, std::set<std::pair<int, int>>> flow_tracks;  // flow id -> tracks its spans are on
+    std::set<std::string> counters;
+    for (auto& e : t.doc["traceEvents"]) {
+        if (e["ph"] == "C")
+            counters.insert(e["name"].get<std::string>());
+        if (e["ph"] != "X")
+            continue;
+        std::string name = t.names[{e["pid"].get<int>(), e["tid"].get<int>()}];
+        if (name.find(".dma/") != std::string::npos) {
+            ++dma_spans;
+            EXPECT_TRUE(e["args"].contains("bytes") && e["args"].contains("address") && e["args"].contains("descriptor"))
+                << e.dump();
+            EXPECT_NE(e["name"], "read") << "a span named only 'read'";
+        }
+        if (e["args"].contains("flow"))
+            flow_tracks[e["args"]["flow"].get<uint64_t>()].insert({e["pid"].get<int>(), e["tid"].get<int>()});
+    }
+    EXPECT_GT(dma_spans, 16u);
+    // Every descriptor (1 single + 16 batched) has its own flow, spanning the channel and data tracks.
+    EXPECT_EQ(flow_tracks.size(), 17u);
+    for (auto& [id, tracks] : flow_tracks)
+        EXPECT_GE(tracks.size(), 2u) << "flow " << id;
+    size_t flow_starts = 0, flow_ends = 0;
+    for (auto& e : t.doc["traceEvents"]) {
+        flow_starts += e["ph"] == "s";
+        flow_ends += e["ph"] == "f";
+    }
+    EXPECT_EQ(flow_starts, 17u);
+    EXPECT_EQ(flow_ends, 17u);
+    EXPECT_TRUE(counters.count("queue0 waiting")) << "no queue occupancy counter";
+    EXPECT_TRUE(counters.count("bandwidth (GB/s)")) << "no bandwidth counter";
+    std::remove(file.c_str());
+}
+
+// The GEMM pipeline's PE tracks overlap heavily (DMA instructions in flight together): lanes
+// keep every displayed track free of partial overlaps.
+TEST(TraceCli, GemmTraceHasNoPartialOverlaps) {
+    std::string file = temp_file("", ".json");
+    auto r = run_cli("run -p " + platform("trn1") + " -t gemm -w " +
+                     nctlm::test::source_path("configs/workloads/gemm_32x3072x32.yaml") + " -q --trace " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace t = load(file);
+    ASSERT_GT(t.spans, 0u);
+    for (auto& [key, spans] : t.tracks) {
+        std::vector<Span> v = spans;
+        std::sort(v.begin(), v.end(), [](const Span& a, const Span& b) { return a.start < b.start; });
+        for (size_t i = 1; i < v.size(); ++i)
+            ASSERT_GE(v[i].start, v[i - 1].end - 1e-6) << t.names[key] << ": spans " << i - 1 << " and " << i << " overlap";
+    }
+    for (auto& [key, name] : t.names)
+        EXPECT_TRUE(t.tracks.count(key)) << "empty track " << name;
+    std::remove(file.c_str());
 }
 
 // --progress prints simulated time and speed only on a terminal; a pipe gets no progress noise.

@@ -1,0 +1,17 @@
+// The whole `nctlm` command line as a function, so a user's own simulator can offer it with its
+// own testbenches registered (register_testbench) before the call:
+//
+//   int sc_main(int argc, char** argv) {
+//       nctlm::register_testbench({"mine", "what it measures", [] { return std::make_unique<Mine>(); }});
+//       return nctlm::cli_main(argc, argv);   // my_sim run -t mine ..., my_sim sweep spec.yaml ...
+//   }
+//
+// `sweep` re-runs this same executable for every point (see docs/library.md, "Sweeping your own
+// simulator"). Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
+#pragma once
+
+namespace nctlm {
+
+int cli_main(int argc, char** argv);
+
+} // namespace nctlm
