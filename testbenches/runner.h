@@ -18,6 +18,7 @@ struct RunOptions {
     double trace_start_ns = 0, trace_end_ns = -1;
     size_t trace_max_events = 2'000'000;
     bool progress = false;                // print simulated time and events/s to stderr
+    uint64_t max_memory = 0;              // bytes; 0: no limit. Estimate checked before running
 };
 
 struct RunOutcome {

@@ -1,6 +1,7 @@
 #include "testbenches/gemm/gemm.h"
 
 #include "models/analytic/gemm_model.h"
+#include "testbenches/limits.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -43,6 +44,7 @@ const FieldList<GemmTestbenchConfig>& GemmTestbenchConfig::fields() {
 void GemmTestbench::configure(const ConfigTree& tree) {
     tb_ = tree.load<GemmTestbenchConfig>("testbench");
     w_ = tree.load<GemmWorkload>("workload");
+    check_tile(tree, PlatformConfig::load(tree), tb_.tile);
 }
 
 void GemmTestbench::build(Platform& p) {

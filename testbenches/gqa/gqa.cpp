@@ -184,11 +184,10 @@ void GqaTestbench::tile_thread(Platform& p, uint32_t t) {
     const analytic::GqaPlan& plan = roof_.plan;
     uint32_t g = shape_.group(), split = t % plan.tiles_per_head;
     size_t n = T.work.size(), nb = T.slots.size();
-    std::map<uint64_t, analytic::GqaBlockCost> costs;
     auto cost_of = [&](uint64_t tokens) -> const analytic::GqaBlockCost& {
-        auto it = costs.find(tokens);
-        if (it == costs.end())
-            it = costs.emplace(tokens, analytic::gqa_block_cost(pe_, g, cfg_.head_dim, tokens, cfg_.tile_tokens)).first;
+        auto it = costs_.find(tokens);
+        if (it == costs_.end())
+            it = costs_.emplace(tokens, analytic::gqa_block_cost(pe_, g, cfg_.head_dim, tokens, cfg_.tile_tokens)).first;
         return it->second;
     };
     auto run = [](double& engine_free, double& busy, double ready, double span) {
@@ -198,7 +197,7 @@ void GqaTestbench::tile_thread(Platform& p, uint32_t t) {
         return engine_free;
     };
     // The kernel starts at 0: the PE issues the Q load and the first blocks' DMA instructions.
-    sc_core::wait(sc_core::sc_time(start_latency_, sc_core::SC_NS));
+    sc_core::wait(to_sc(Duration(start_latency_)));
     post_one(p, t, T.q);
     for (size_t i = 0; i < std::min(n, nb); ++i)
         post_block(p, t, T.slots[i], T.work[i]);
@@ -247,7 +246,7 @@ void GqaTestbench::tile_thread(Platform& p, uint32_t t) {
         if (partials > 1) {  // the owner reads the others' partials once they have landed
             while (T.partials_left > 0)
                 sc_core::wait(T.partial_done);
-            sc_core::wait(sc_core::sc_time(start_latency_, sc_core::SC_NS));
+            sc_core::wait(to_sc(Duration(start_latency_)));
             for (auto& d : T.partial_in)
                 post_one(p, t, d);
             for (auto& d : T.partial_in) {

@@ -14,6 +14,7 @@
 #include "testbenches/testbench.h"
 
 #include <deque>
+#include <map>
 
 namespace nctlm {
 
@@ -78,6 +79,9 @@ private:
     double start_latency_ = 0, bytes_ = 0, hbm_peak_ = 0;
     uint64_t slice_bytes_ = 0;  // one head slice of K (or V) on one tile
     uint32_t elt_ = 2;
+    // Block costs by token count. A member, not a local of tile_thread: SystemC never unwinds a
+    // thread still suspended when the simulation ends, so heap owned by its stack leaked (ASan).
+    std::map<uint64_t, analytic::GqaBlockCost> costs_;
 };
 
 } // namespace nctlm

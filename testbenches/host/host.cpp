@@ -25,7 +25,17 @@ const FieldList<HostWorkload>& HostWorkload::fields() {
     return f;
 }
 
-void HostTestbench::configure(const ConfigTree& tree) { w_ = tree.load<HostWorkload>("workload"); }
+void HostTestbench::configure(const ConfigTree& tree) {
+    w_ = tree.load<HostWorkload>("workload");
+    // The runtime keeps a record per tensor (a few per kernel and batch entry): bound the graph
+    // so memory stays bounded (10^10 records died of bad_alloc at 4.2 GB).
+    constexpr uint64_t kMaxOps = 10'000'000;
+    if (uint64_t(w_.kernels) * w_.batch > kMaxOps)
+        throw ConfigError(fmt::format("{}: workload.kernels x workload.batch = {} x {} = {} exceeds {} matmuls "
+                                      "per run; split the run or lower one of them",
+                                      tree.where("workload", "kernels"), w_.kernels, w_.batch,
+                                      uint64_t(w_.kernels) * w_.batch, kMaxOps));
+}
 
 void HostTestbench::build(Platform& p) {
     // The host side hangs off the platform: the chip itself is not exercised (the device kernel
@@ -36,6 +46,12 @@ void HostTestbench::build(Platform& p) {
     pcie_ = std::make_unique<PcieLink>("pcie", cfg, *host_);
     runtime_ = std::make_unique<Runtime>("runtime", cfg, *host_, *pcie_, *kernel_model_, w_.async);
     sc_core::sc_spawn([this] { program(); }, "host_program");
+}
+
+uint64_t HostTestbench::memory_estimate() const {
+    // The runtime keeps a tensor record per input and per result, plus graph entries: ~4 records
+    // of ~128 B per kernel and batch entry.
+    return uint64_t(w_.kernels) * w_.batch * 4 * 128 + uint64_t(w_.batch) * 2 * 128;
 }
 
 void HostTestbench::program() {
