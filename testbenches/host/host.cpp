@@ -59,7 +59,7 @@ void HostTestbench::program() {
     uint64_t bytes = uint64_t(w_.n) * w_.n * element_bytes(w_.dtype);
     MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
     start_ns_ = now_ns();
-    std::vector<TensorId> a, b, c;
+    std::vector<TensorId>&a = a_, &b = b_, &c = c_;
     for (uint32_t i = 0; i < w_.batch; ++i)
         for (auto* v : {&a, &b}) {
             if (w_.pinned)

@@ -43,6 +43,9 @@ private:
     std::unique_ptr<PcieLink> pcie_;
     std::unique_ptr<Runtime> runtime_;
     double start_ns_ = 0, end_ns_ = -1;
+    // The program's tensors. Members, not locals of program(): a run stopped by an error leaves
+    // the thread suspended, and SystemC never unwinds it (LeakSanitizer saw the locals leak).
+    std::vector<TensorId> a_, b_, c_;
 };
 
 } // namespace nctlm

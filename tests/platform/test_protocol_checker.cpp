@@ -170,7 +170,7 @@ TEST(ProtocolChecker, ReleasedPayloadIs14_5) {
 TEST(ProtocolChecker, GemmOnTinyIsCleanOnEveryBinding) {
     if (!kProtocolCheck)
         GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
-    RunOutcome out = test::run_testbench("tiny", "gemm", {}, test::source_path("configs/workloads/gemm_32x1024x32_fp32_streamed.yaml"));
+    RunOutcome out = test::run_testbench("tiny", "gemm", {}, "configs/workloads/gemm_32x1024x32_fp32_streamed.yaml");
     EXPECT_TRUE(out.errors.empty()) << out.errors.front();
     ASSERT_FALSE(ProtocolChecker::all().empty());
     uint64_t calls = 0;
