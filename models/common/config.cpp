@@ -7,6 +7,9 @@
 #include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
 #include <map>
 
 namespace nctlm {
@@ -106,6 +109,23 @@ void check_keys(const std::string& path, const YAML::Node& node, int depth = 0) 
         check_keys(path, it->second, depth + 1);
     }
 }
+// Records where a document starts; ignores the rest.
+struct DocumentStarts : YAML::EventHandler {
+    bool seen = false;
+    YAML::Mark mark;
+    void OnDocumentStart(const YAML::Mark& m) override {
+        seen = true;
+        mark = m;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
 } // namespace
 
 YAML::Node load_yaml_file(const std::string& path) {
@@ -126,19 +146,23 @@ YAML::Node load_yaml_file(const std::string& path) {
 }
 
 YAML::Node load_yaml_stream(std::istream& in, const std::string& path) {
-    std::vector<YAML::Node> docs;
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    YAML::Node doc;
     try {
-        docs = YAML::LoadAll(in);
+        // Documents are counted with the event parser, at most two: YAML::LoadAll never returns
+        // on input such as "," (each call yields another empty document; found by fuzz_config).
+        std::istringstream events(text);
+        YAML::Parser parser(events);
+        DocumentStarts first, second;
+        if (parser.HandleNextDocument(first) && parser.HandleNextDocument(second) && second.seen)
+            throw ConfigError(at_mark(path, second.mark) +
+                              ": a second YAML document ('---'); a config is one document");
+        doc = YAML::Load(text);
     } catch (const YAML::Exception& e) {
         throw ConfigError(fmt::format("{}: YAML syntax error: {}", at_mark(path, e.mark), e.msg));
     }
-    if (docs.size() > 1)
-        throw ConfigError(at_mark(path, docs[1].Mark()) +
-                          ": a second YAML document ('---'); a config is one document");
-    if (docs.empty())
-        return YAML::Node();
-    check_keys(path, docs[0]);
-    return docs[0];
+    check_keys(path, doc);
+    return doc;
 }
 
 ConfigTree ConfigTree::from_file(const std::string& path) {
