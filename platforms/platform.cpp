@@ -1,5 +1,7 @@
 #include "platforms/platform.h"
 
+#include "models/checker/bind.h"
+
 #include <fmt/format.h>
 
 namespace nctlm {
@@ -9,10 +11,10 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
       noc("noc", cfg.noc, address_map, cfg.platform.tiles) {
     for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
         hbm.push_back(std::make_unique<HbmController>(fmt::format("hbm{}", s).c_str(), cfg.hbm, address_map, s));
-        noc.stack_sockets.bind(hbm.back()->socket);
+        nctlm::bind(noc.stack_sockets, hbm.back()->socket, fmt::format("noc_hbm{}", s));
     }
     for (size_t t = 0; t < tiles.size(); ++t)
-        tiles[t].dma.socket.bind(noc.tile_sockets);
+        nctlm::bind(tiles[t].dma.socket, noc.tile_sockets, fmt::format("tile{}_noc", t));
 }
 
 std::vector<std::string> Platform::outstanding_report() const {

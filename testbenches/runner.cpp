@@ -40,6 +40,20 @@ void simulate(bool progress) {
     fmt::print(stderr, "\n");
 }
 
+// Every "*_ns" figure onto the kernel's fs grid (see on_fs_grid), recursively.
+nlohmann::json on_fs_grid(nlohmann::json j, bool is_ns = false) {
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items())
+            v = on_fs_grid(v, k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0);
+    } else if (j.is_array()) {
+        for (auto& v : j)
+            v = on_fs_grid(v, is_ns);
+    } else if (is_ns && j.is_number_float()) {
+        j = nctlm::on_fs_grid(j.get<double>());
+    }
+    return j;
+}
+
 } // namespace
 
 LoadedRun::LoadedRun() = default;
@@ -77,6 +91,19 @@ LoadedRun load_run(const RunOptions& o) {
         }
     r.tb->configure(r.tree);
     r.tree.check_sections(PlatformConfig::sections());
+    if (o.max_memory) {
+        // The estimate counts what grows with the configuration: the testbench's records, the
+        // trace buffer (~64 B an event) and a fixed base for the kernel, modules and stats.
+        constexpr uint64_t kBase = 64ull << 20, kTraceEvent = 64;
+        uint64_t trace = o.trace_file.empty() ? 0 : uint64_t(o.trace_max_events) * kTraceEvent;
+        uint64_t estimate = kBase + trace + r.tb->memory_estimate();
+        if (estimate > o.max_memory)
+            throw ConfigError(fmt::format("--max-memory {}: this run needs about {} (testbench {}, trace {}, base {}); "
+                                          "raise --max-memory or make the run smaller",
+                                          format_bytes(o.max_memory), format_bytes(estimate),
+                                          format_bytes(r.tb->memory_estimate()), format_bytes(trace),
+                                          format_bytes(kBase)));
+    }
     return r;
 }
 
@@ -112,7 +139,8 @@ RunOutcome run(const RunOptions& o) {
     out.report["platform"] = cfg.platform.name;
     out.report["testbench"] = o.testbench;
     out.report["config"] = tree.effective();
-    out.report["results"] = tb->results();
+    // A failed run's figures are not results: leave them out rather than report a wrong number.
+    out.report["results"] = out.errors.empty() ? on_fs_grid(tb->results()) : nlohmann::json(nullptr);
     out.report["stats"] = stats().to_json();
     out.report["sim"] = {{"simulated_ns", now_ns()},
                          {"wall_s", wall_s},

@@ -23,6 +23,7 @@ struct RunOptions {
     size_t trace_max_events = 2'000'000;
     bool progress = false;                // print simulated time and events/s to stderr
     bool warnings_are_errors = false;     // SC_REPORT_WARNING throws (the CLI sets this)
+    uint64_t max_memory = 0;              // bytes; 0: no limit. Estimate checked before running
 };
 
 struct RunOutcome {

@@ -26,6 +26,9 @@ public:
     virtual nlohmann::json results() const = 0;
     // Human summary, a few lines.
     virtual std::string summary() const;
+    // Bytes this testbench's own records need (descriptors, tensors, samples), before running:
+    // `nctlm run --max-memory` refuses a run whose estimate is past the limit.
+    virtual uint64_t memory_estimate() const { return 0; }
 };
 
 struct TestbenchInfo {

@@ -4,6 +4,7 @@
 #include "apps/nctlm/cli.h"
 #include "apps/nctlm/sweep.h"
 #include "models/common/config.h"
+#include "models/common/errors.h"
 #include "models/common/units.h"
 #include "models/common/params.h"
 #include "models/common/sim.h"
@@ -15,11 +16,13 @@
 #include "testbenches/testbench.h"
 
 #include <boost/program_options.hpp>
+#include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <set>
 #include <systemc>
+#include <unistd.h>
 
 namespace po = boost::program_options;
 using namespace nctlm;
@@ -55,14 +58,40 @@ std::pair<double, double> parse_window(const std::string& text) {
     if (dots == std::string::npos)
         throw ConfigError("--trace-window " + text + ": expected START..END with units, e.g. 0 ns..5 us");
     std::string a = text.substr(0, dots), b = text.substr(dots + 2);
-    double start = a.empty() ? 0 : parse_duration(a).ns;
-    double end = b.empty() ? -1 : parse_duration(b).ns;
-    return {start, end};
+    try {
+        double start = a.empty() ? 0 : parse_duration(a).ns;
+        double end = b.empty() ? -1 : parse_duration(b).ns;
+        if (end >= 0 && end <= start)
+            throw ConfigError("--trace-window " + text + ": END must be after START");
+        return {start, end};
+    } catch (const UnitError& e) {
+        throw ConfigError("--trace-window " + text + ": " + e.what());
+    }
+}
+
+// A whole number for a CLI flag, in [lo, hi]: "-1" must not wrap to 2^64 - 1.
+uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi) {
+    try {
+        uint64_t v = detail::parse_count(text);
+        detail::check_range(double(v), double(lo), double(hi), std::to_string(v));
+        return v;
+    } catch (const UnitError& e) {
+        throw ConfigError(flag + " " + text + ": " + e.what());
+    }
+}
+
+std::ofstream open_output(const std::string& flag, const std::string& path) {
+    if (std::filesystem::is_directory(path))
+        throw ConfigError(flag + " " + path + ": is a directory; give a file name");
+    std::ofstream f(path);
+    if (!f)
+        throw ConfigError(flag + " " + path + ": cannot write (missing directory or no permission)");
+    return f;
 }
 
 int cmd_run(const std::vector<std::string>& args) {
     RunOptions o;
-    std::string stats_file, window;
+    std::string stats_file, window, max_events, max_memory;
     bool quiet = false;
     po::options_description desc("nctlm run");
     desc.add_options()("help,h", "this help")                                                       //
@@ -73,11 +102,14 @@ int cmd_run(const std::vector<std::string>& args) {
         ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON")                  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
-        ("trace-max-events", po::value(&o.trace_max_events), "cap on trace events (default 2000000)")        //
+        ("trace-max-events", po::value(&max_events), "cap on trace events (default 2000000)")        //
+        ("max-memory", po::value(&max_memory), "refuse a run estimated to need more (default: half the RAM)")  //
         ("progress", po::bool_switch(&o.progress), "print simulated time and speed while running")           //
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout");
     po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    // No positional arguments: a stray word is a mistake, not something to ignore.
+    po::store(po::command_line_parser(args).options(desc).positional(po::positional_options_description()).run(),
+              vm);
     if (vm.count("help")) {
         std::cout << desc << "\n";
         return kOk;
@@ -85,16 +117,35 @@ int cmd_run(const std::vector<std::string>& args) {
     po::notify(vm);
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
+    if (!max_events.empty())
+        o.trace_max_events = cli_count("--trace-max-events", max_events, 1, 1'000'000'000);
+    if (max_memory.empty()) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        o.max_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : 0;
+    } else {
+        try {
+            o.max_memory = parse_bytes(max_memory);
+        } catch (const UnitError& e) {
+            throw ConfigError("--max-memory " + max_memory + ": " + e.what());
+        }
+    }
+    // Open the outputs before simulating: a bad path is a usage error, found in a second.
+    std::ofstream stats_out;
+    if (!stats_file.empty())
+        stats_out = open_output("--stats-json", stats_file);
+    if (!o.trace_file.empty())
+        open_output("--trace", o.trace_file);
 
     o.warnings_are_errors = true;  // a CLI run with a SystemC warning is not a result to trust
     RunOutcome out = run(o);
     if (!stats_file.empty()) {
-        std::ofstream f(stats_file);
-        f << out.report.dump(2) << "\n";
-        if (!f)
+        stats_out << out.report.dump(2) << "\n";
+        stats_out.flush();
+        if (!stats_out)
             throw std::runtime_error("cannot write " + stats_file);
     }
-    if (!quiet)
+    // A failed run has no figures to show: only its errors.
+    if (!quiet && out.errors.empty())
         std::cout << out.summary << "\n";
     for (auto& e : out.errors)
         std::cerr << "error: " << e << "\n";
@@ -276,6 +327,12 @@ int nctlm::cli_main(int argc, char** argv) {
     } catch (const UnitError& e) {
         std::cerr << e.what() << "\n";
         return kUsage;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "error: out of memory; make the run smaller (see --max-memory and docs/errors.md)\n";
+        return kSimError;
+    } catch (const SimulationError& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return kSimError;
     } catch (const po::error& e) {
         std::cerr << "nctlm " << command << ": " << e.what() << " (try --help)\n";
         return kUsage;

@@ -685,6 +685,23 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
     if (!on_path("sbatch") || !on_path("squeue"))
         throw ConfigError("--backend slurm: sbatch/squeue not found on PATH (scripts/slurm-local start "
                           "runs a cluster on this machine; see docs/sweeps.md)");
+    // Every Slurm command is bounded: a dead controller must not hang the sweep.
+    const std::string bound = on_path("timeout") ? "timeout 60 " : "";
+    // A job submitted with no node up stays pending forever: refuse up front, with the states seen.
+    if (on_path("sinfo")) {
+        int src = 0;
+        std::string states = capture(bound + "sinfo -h -o %T 2>&1", &src);
+        if (src != 0)
+            throw ConfigError("--backend slurm: sinfo failed (exit " + std::to_string(src) +
+                              "; is slurmctld running?): " + states);
+        bool live = false;
+        for (const char* s : {"idle", "mix", "alloc", "comp", "plnd"})
+            live = live || states.find(s) != std::string::npos;
+        if (!live)
+            throw ConfigError("--backend slurm: no Slurm node is up (sinfo node states: " +
+                              (states.empty() ? std::string("none") : states.substr(0, states.find_last_not_of(" \n") + 1)) +
+                              "); start one (scripts/slurm-local start) or use --backend local");
+    }
     fs::create_directories(out.root / "slurm");
     tasks = std::max<size_t>(1, std::min(tasks, jobs.size()));
     std::string exe = self_exe();
@@ -702,7 +719,7 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
         fmt::arg("last", tasks - 1), fmt::arg("exe", shell_quote(exe)), fmt::arg("spec", shell_quote(spec.file)),
         fmt::arg("timeout", timeout_s), fmt::arg("max_points", max_points));
     write_atomic(script, text);
-    std::string cmd = "sbatch --parsable";
+    std::string cmd = bound + "sbatch --parsable";
     for (auto& a : sbatch_args)
         cmd += " " + shell_quote(a);
     if (const char* extra = std::getenv("NCTLM_SBATCH_ARGS"))
@@ -722,7 +739,10 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
     }
     bool tty = isatty(2);
     size_t last_count = size_t(-1);
-    auto start = Clock::now();
+    auto start = Clock::now(), last_progress = start;
+    double pending_limit_s = 600;
+    if (const char* env = std::getenv("NCTLM_SLURM_PENDING_S"))
+        pending_limit_s = std::max(1.0, std::atof(env));
     while (true) {
         if (g_stop) {
             std::cerr << "\nsweep: interrupted; cancelling job " << job_id << "\n";
@@ -730,7 +750,7 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
             return false;
         }
         int qrc = 0;
-        std::string q = capture("squeue -h -j " + shell_quote(job_id) + " -o %i 2>/dev/null", &qrc);
+        std::string q = capture(bound + "squeue -h -j " + shell_quote(job_id) + " -o %T 2>/dev/null", &qrc);
         size_t n = count_rows(out, jobs);
         double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
         if (tty)
@@ -739,10 +759,21 @@ bool run_slurm(const Spec& spec, const std::vector<Job>& jobs, size_t todo, size
                       << std::flush;
         else if (n != last_count)
             std::cerr << fmt::format("[slurm job {}] {}/{} rows\n", job_id, n, jobs.size());
+        bool all_pending = q.find("PENDING") != std::string::npos &&
+                           q.find_first_not_of("PENDING \n") == std::string::npos;  // every task PENDING
+        if (n != last_count || !all_pending)
+            last_progress = Clock::now();
         last_count = n;
         // Gone from the queue (or unknown once purged): done.
         if (q.find_first_not_of(" \n") == std::string::npos)
             break;
+        // Only pending and no row for too long: the cluster cannot run it (nodes went down).
+        if (std::chrono::duration<double>(Clock::now() - last_progress).count() > pending_limit_s) {
+            capture(bound + "scancel " + shell_quote(job_id) + " 2>&1");
+            throw ConfigError(fmt::format("--backend slurm: job {} stayed pending for {:.0f} s with no node running "
+                                          "it; cancelled (set NCTLM_SLURM_PENDING_S to wait longer)",
+                                          job_id, pending_limit_s));
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
     if (tty)
@@ -786,7 +817,7 @@ int collect(const fs::path& dir, bool no_plot) {
 } // namespace
 
 int cmd_sweep(const std::vector<std::string>& args) {
-    std::string spec_file, out_dir, backend = "local", slice_text, collect_dir, timeout_text;
+    std::string spec_file, out_dir, backend = "local", slice_text, collect_dir, timeout_text, jobs_text, tasks_text;
     size_t jobs_n = 0, tasks = 1000;
     bool resume = false, dry_run = false, no_wait = false, no_plot = false;
     size_t max_points = 100000;
@@ -795,14 +826,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
     desc.add_options()("help,h", "this help")                                                          //
         ("spec", po::value(&spec_file), "sweep spec YAML (configs/sweeps/*.yaml)")                     //
         ("output,o", po::value(&out_dir), "output directory (results.csv, results.jsonl, points/)")    //
-        ("jobs,j", po::value(&jobs_n), "points run at once (default: the number of cores)")            //
+        ("jobs,j", po::value(&jobs_text), "points run at once (default: the number of cores)")            //
         ("resume", po::bool_switch(&resume), "skip points whose effective config already has an ok row")  //
         ("backend", po::value(&backend), "local (default) or slurm (one sbatch --array job)")          //
         ("dry-run,n", po::bool_switch(&dry_run), "list the points and their settings; run nothing")     //
         ("timeout", po::value(&timeout_text), "per-point timeout, seconds or with a unit (spec: timeout)")  //
         ("collect", po::value(&collect_dir), "merge the rows in DIR into results.csv/jsonl (after Slurm)")  //
         ("slice", po::value(&slice_text), "I/N: run only points with index % N == I, no merge (Slurm tasks)")  //
-        ("slurm-tasks", po::value(&tasks), "array tasks for --backend slurm (default: one per point, <= 1000)")  //
+        ("slurm-tasks", po::value(&tasks_text), "array tasks for --backend slurm (default: one per point, <= 1000)")  //
         ("sbatch-arg", po::value(&sbatch_args)->composing(), "extra sbatch argument, e.g. --partition=cpu (repeatable)")  //
         ("no-wait", po::bool_switch(&no_wait), "--backend slurm: submit and return; --collect later")  //
         ("no-plot", po::bool_switch(&no_plot), "do not draw the spec's plots (scripts/plot DIR ... later)")  //
@@ -816,6 +847,20 @@ int cmd_sweep(const std::vector<std::string>& args) {
         return kOk;
     }
     po::notify(vm);
+    // Counts parsed strictly: boost reads "-1" into a size_t as 2^64 - 1.
+    auto count_flag = [](const std::string& flag, const std::string& text, uint64_t hi) {
+        try {
+            uint64_t v = detail::parse_count(text);
+            detail::check_range(double(v), 1, double(hi), std::to_string(v));
+            return size_t(v);
+        } catch (const UnitError& e) {
+            throw ConfigError(flag + " " + text + ": " + e.what());
+        }
+    };
+    if (!jobs_text.empty())
+        jobs_n = count_flag("--jobs", jobs_text, 4096);
+    if (!tasks_text.empty())
+        tasks = count_flag("--slurm-tasks", tasks_text, 1000000);
     if (!collect_dir.empty())
         return collect(collect_dir, no_plot);
     if (spec_file.empty())
@@ -829,11 +874,9 @@ int cmd_sweep(const std::vector<std::string>& args) {
     double timeout_s = spec.timeout_s;
     if (!timeout_text.empty()) {
         try {
-            timeout_s = std::stod(timeout_text);
-            if (timeout_text.find_first_not_of("0123456789.eE+-") != std::string::npos)
-                timeout_s = parse_duration(timeout_text).ns / 1e9;
-        } catch (const std::invalid_argument&) {
-            timeout_s = parse_duration(timeout_text).ns / 1e9;
+            timeout_s = parse_timeout_seconds(timeout_text);
+        } catch (const UnitError& e) {
+            throw ConfigError("--timeout " + timeout_text + ": " + e.what());
         }
     }
     if (jobs_n == 0) {
@@ -871,8 +914,14 @@ int cmd_sweep(const std::vector<std::string>& args) {
     if (out_dir.empty())
         throw ConfigError("nctlm sweep: -o DIR is required (or --dry-run)");
     OutDir out{fs::absolute(out_dir).lexically_normal()};
-    fs::create_directories(out.rows());
-    fs::create_directories(out.points());
+    if (fs::exists(out.root) && !fs::is_directory(out.root))
+        throw ConfigError("-o " + out_dir + ": exists and is not a directory; give a directory for the results");
+    try {
+        fs::create_directories(out.rows());
+        fs::create_directories(out.points());
+    } catch (const fs::filesystem_error& e) {
+        throw ConfigError("-o " + out_dir + ": cannot create the output directory (" + e.code().message() + ")");
+    }
 
     // Previous rows: reused by hash with --resume (and always by Slurm tasks), else cleared.
     std::map<std::string, ojson> done;

@@ -1,8 +1,10 @@
 #include "apps/nctlm/sweep_spec.h"
 
+#include "models/common/config.h"
 #include "models/common/units.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -79,6 +81,16 @@ KeyValues key_values(const std::string& file, const YAML::Node& node, const std:
     return out;
 }
 
+// std::stod throws out_of_range (an internal error, exit 1) on "1e400": overflow is bad input.
+double to_double(const std::string& text) {
+    errno = 0;
+    char* end = nullptr;
+    double v = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() || !std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1))
+        throw ConfigError("'" + text + "' is not a finite number");
+    return v;
+}
+
 struct Quantity {
     double value;
     std::string unit;
@@ -89,7 +101,7 @@ Quantity split_quantity(const std::string& text) {
     std::smatch m;
     if (!std::regex_match(text, m, re))
         throw ConfigError("'" + text + "' is not a number with an optional unit");
-    return {std::stod(m[1].str()), m[2].str()};
+    return {to_double(m[1].str()), m[2].str()};
 }
 
 enum class Kind { None, Bytes, Bandwidth, Frequency, Duration };
@@ -148,7 +160,7 @@ std::vector<std::string> expand_range(const std::string& text) {
             if (!(step > 0))
                 throw ConfigError("the step must be > 0");
         } else if (m[5].matched) {
-            factor = std::stod(m[5].str());
+            factor = to_double(m[5].str());
             if (!(factor > 1))
                 throw ConfigError("the factor must be > 1");
             if (!(a.value > 0))
@@ -175,16 +187,26 @@ std::vector<std::string> expand_range(const std::string& text) {
     }
 }
 
-Spec Spec::load(const std::string& path) {
-    YAML::Node doc;
-    try {
-        doc = YAML::LoadFile(path);
-    } catch (const YAML::BadFile&) {
-        throw ConfigError("cannot read sweep spec " + path);
-    } catch (const YAML::Exception& e) {
-        throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1,
-                                      e.msg));
+double parse_timeout_seconds(const std::string& text) {
+    double s;
+    if (is_plain_number(text)) {  // a bare number is seconds, as on the command line
+        try {
+            s = to_double(text);
+        } catch (const ConfigError& e) {
+            throw UnitError(e.what());
+        }
+    } else {
+        s = parse_duration(text).ns / 1e9;
     }
+    // Past a year the timeout cannot be meant; beyond ~292 years it overflows the clock.
+    if (!(s > 0) || s > 365.0 * 86400)
+        throw UnitError("'" + text + "': a timeout must be > 0 and at most a year (365 days)");
+    return s;
+}
+
+Spec Spec::load(const std::string& path) {
+    // Regular file, one document, unique plain keys (else ConfigError with file:line:col).
+    YAML::Node doc = load_yaml_file(path);
     fs::path abs = fs::absolute(path).lexically_normal();
     return parse(doc, abs.string(), abs.parent_path().string());
 }
@@ -232,13 +254,10 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
         } else if (key == "timeout") {
             std::string t = scalar(file, v, "timeout");
             try {
-                // A bare number is seconds, as on the command line.
-                s.timeout_s = is_plain_number(t) ? std::stod(t) : parse_duration(t).ns / 1e9;
+                s.timeout_s = parse_timeout_seconds(t);
             } catch (const UnitError& e) {
                 fail(file, v, std::string("timeout: ") + e.what() + " (e.g. 600 s)");
             }
-            if (!(s.timeout_s > 0))
-                fail(file, v, "timeout must be > 0");
         } else if (key == "grid") {
             if (!v.IsMap())
                 fail(file, v, "grid must be a map of section.key: values");
@@ -368,6 +387,16 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
         fail(file, doc, "missing key 'testbench' (see `nctlm testbenches`)");
     if (s.name.empty())
         s.name = fs::path(file).stem().string();
+    // The grid is a product: three 100000-value axes would be 10^15 points (and a size_t
+    // overflow). Every point is a process and a row: bound the total.
+    constexpr size_t kMaxPoints = 1'000'000;
+    size_t total = 1;
+    for (auto& g : s.groups) {
+        if (g.size() != 0 && total > kMaxPoints / g.size())
+            fail(file, doc, fmt::format("the sweep has more than {} points (the grid multiplies its axes); "
+                                        "split it or shorten an axis", kMaxPoints));
+        total *= g.size();
+    }
     return s;
 }
 
@@ -491,7 +520,11 @@ nlohmann::ordered_json typed(const std::string& text) {
     if (std::regex_match(text, number)) {
         if (text.find_first_of(".eE") == std::string::npos && text.size() < 18)
             return std::stoll(text);
-        return std::stod(text);
+        errno = 0;
+        double v = std::strtod(text.c_str(), nullptr);
+        if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1))
+            return text;  // out of double's range: keep the text rather than throw
+        return v;
     }
     return text;
 }

@@ -39,6 +39,8 @@ using KeyValues = std::vector<std::pair<std::string, std::string>>;
 // "8..64 step 8", "100 GB/s..800 GB/s x2", "1 KiB..1 MiB x4", "1..4" (step 1). Inclusive of the
 // end when a step lands on it. Throws ConfigError naming the text.
 bool is_range(const std::string& text);
+// "600", "600 s", "10 min"-free durations ("1.5 ms"): seconds, > 0 and at most a year; UnitError.
+double parse_timeout_seconds(const std::string& text);
 std::vector<std::string> expand_range(const std::string& text);
 
 struct Axis {

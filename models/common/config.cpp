@@ -1,10 +1,16 @@
 #include "models/common/config.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
+#include <yaml-cpp/eventhandler.h>
+#include <map>
 
 namespace nctlm {
 
@@ -44,13 +50,18 @@ std::string scalar_text(const YAML::Node& n) {
 uint64_t parse_count(const std::string& text) {
     if (text.empty() || text.find_first_not_of("0123456789") != std::string::npos)
         throw UnitError("'" + text + "' is not a whole number");
-    return std::strtoull(text.c_str(), nullptr, 10);
+    errno = 0;
+    uint64_t v = std::strtoull(text.c_str(), nullptr, 10);
+    if (errno == ERANGE)  // strtoull clamps to 2^64 - 1
+        throw UnitError("'" + text + "' is too large (a count must be below 2^64)");
+    return v;
 }
 
 double parse_real(const std::string& text) {
     char* end = nullptr;
+    errno = 0;
     double v = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() || *end != '\0' || !std::isfinite(v))
+    if (end == text.c_str() || *end != '\0' || !std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1))
         throw UnitError("'" + text + "' is not a number");
     return v;
 }
@@ -71,18 +82,88 @@ void check_range(double value, double lo, double hi, const std::string& shown) {
 } // namespace detail
 
 namespace {
-YAML::Node load_yaml(const std::string& path) {
+std::string at_mark(const std::string& path, const YAML::Mark& m) {
+    return fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
+}
+
+// yaml-cpp keeps duplicate keys (node[key] then answers the first) and accepts any node as a key;
+// both silently drop what the user wrote, so every map in the file is checked.
+void check_keys(const std::string& path, const YAML::Node& node, int depth = 0) {
+    if (depth > 64)
+        throw ConfigError(at_mark(path, node.Mark()) + ": nesting deeper than 64 levels");
+    if (node.IsSequence())
+        for (auto it = node.begin(); it != node.end(); ++it)
+            check_keys(path, *it, depth + 1);
+    if (!node.IsMap())
+        return;
+    std::map<std::string, YAML::Mark> seen;
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        YAML::Node key = it->first;  // a copy: it-> yields a temporary (ASan: stack-use-after-scope)
+        if (!key.IsScalar())
+            throw ConfigError(at_mark(path, key.Mark()) + ": a key must be a plain word, not a " +
+                              (key.IsMap() ? "map" : key.IsSequence() ? "list" : "null"));
+        auto [first, fresh] = seen.emplace(key.Scalar(), key.Mark());
+        if (!fresh)
+            throw ConfigError(fmt::format("{}: duplicate key '{}' (first at line {})", at_mark(path, key.Mark()),
+                                          key.Scalar(), first->second.line + 1));
+        check_keys(path, it->second, depth + 1);
+    }
+}
+// Records where a document starts; ignores the rest.
+struct DocumentStarts : YAML::EventHandler {
+    bool seen = false;
+    YAML::Mark mark;
+    void OnDocumentStart(const YAML::Mark& m) override {
+        seen = true;
+        mark = m;
+    }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+} // namespace
+
+YAML::Node load_yaml_file(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::file_status st = fs::status(path, ec);
+    if (ec || !fs::exists(st))
+        throw ConfigError(path + ": cannot open file");
+    // A directory reads as a stream error and a FIFO blocks: only a regular file is a config.
+    if (fs::is_directory(st))
+        throw ConfigError(path + ": is a directory, not a YAML file");
+    if (!fs::is_regular_file(st))
+        throw ConfigError(path + ": is not a regular file (a FIFO or device cannot be a config)");
     std::ifstream in(path);
     if (!in)
         throw ConfigError(path + ": cannot open file");
-    try {
-        return YAML::Load(in);
-    } catch (const YAML::Exception& e) {
-        throw ConfigError(fmt::format("{}:{}:{}: YAML syntax error: {}", path, e.mark.line + 1, e.mark.column + 1,
-                                      e.msg));
-    }
+    return load_yaml_stream(in, path);
 }
-} // namespace
+
+YAML::Node load_yaml_stream(std::istream& in, const std::string& path) {
+    std::string text((std::istreambuf_iterator<char>(in)), {});
+    YAML::Node doc;
+    try {
+        // Documents are counted with the event parser, at most two: YAML::LoadAll never returns
+        // on input such as "," (each call yields another empty document; found by fuzz_config).
+        std::istringstream events(text);
+        YAML::Parser parser(events);
+        DocumentStarts first, second;
+        if (parser.HandleNextDocument(first) && parser.HandleNextDocument(second) && second.seen)
+            throw ConfigError(at_mark(path, second.mark) +
+                              ": a second YAML document ('---'); a config is one document");
+        doc = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw ConfigError(fmt::format("{}: YAML syntax error: {}", at_mark(path, e.mark), e.msg));
+    }
+    check_keys(path, doc);
+    return doc;
+}
 
 ConfigTree ConfigTree::from_file(const std::string& path) {
     ConfigTree t;
@@ -90,37 +171,55 @@ ConfigTree ConfigTree::from_file(const std::string& path) {
     return t;
 }
 
-void ConfigTree::merge_file(const std::string& path) {
-    YAML::Node doc = load_yaml(path);
+void ConfigTree::merge_file(const std::string& path) { merge_document(load_yaml_file(path), path); }
+
+void ConfigTree::merge_document(const YAML::Node& doc, const std::string& path) {
+    if (first_file_.empty())
+        first_file_ = path;
     if (doc.IsNull())
         return;
     if (!doc.IsMap())
-        throw ConfigError(fmt::format("{}:{}:{}: the top level must be a map of sections", path,
-                                      doc.Mark().line + 1, doc.Mark().column + 1));
+        throw ConfigError(fmt::format("{}: the top level must be a map of sections", at_mark(path, doc.Mark())));
     for (auto it = doc.begin(); it != doc.end(); ++it) {
-        std::string section = it->first.as<std::string>();
+        std::string section = it->first.Scalar();
         YAML::Node body = it->second;
         if (!root_[section] || !root_[section].IsMap() || !body.IsMap()) {
             root_[section] = body;
-            origin_[section] = path;
+            // A replaced section forgets where its old keys came from.
+            for (auto o = origin_.lower_bound(section + "."); o != origin_.end() && o->first.rfind(section + ".", 0) == 0;)
+                o = origin_.erase(o);
+            origin_[section] = at_mark(path, it->first.Mark());
+            if (body.IsMap())
+                for (auto kv = body.begin(); kv != body.end(); ++kv)
+                    origin_[section + "." + kv->first.Scalar()] = at_mark(path, kv->first.Mark());
             continue;
         }
         for (auto kv = body.begin(); kv != body.end(); ++kv) {
-            std::string key = kv->first.as<std::string>();
+            std::string key = kv->first.Scalar();
             root_[section][key] = kv->second;
-            origin_[section + "." + key] = path;
+            // The key's own file and line: the platform's node for it is not the one that wins.
+            origin_[section + "." + key] = at_mark(path, kv->first.Mark());
         }
     }
 }
 
 void ConfigTree::set(const std::string& assignment) {
+    auto trim = [](std::string t) {
+        const char* ws = " \t\r\n";
+        t.erase(0, t.find_first_not_of(ws));
+        t.erase(t.find_last_not_of(ws) + 1);
+        return t;
+    };
     auto eq = assignment.find('=');
     auto dot = assignment.find('.');
-    if (eq == std::string::npos || dot == std::string::npos || dot > eq || dot == 0 || eq == dot + 1)
+    if (eq == std::string::npos || dot == std::string::npos || dot > eq)
         throw ConfigError("--set " + assignment + ": expected section.key=value, e.g. dma.channels=4");
-    std::string section = assignment.substr(0, dot);
-    std::string key = assignment.substr(dot + 1, eq - dot - 1);
-    std::string value = assignment.substr(eq + 1);
+    // "k = v" means k=v: spaces around the names and the value are not part of them.
+    std::string section = trim(assignment.substr(0, dot));
+    std::string key = trim(assignment.substr(dot + 1, eq - dot - 1));
+    std::string value = trim(assignment.substr(eq + 1));
+    if (section.empty() || key.empty())
+        throw ConfigError("--set " + assignment + ": expected section.key=value, e.g. dma.channels=4");
     if (key.find('.') != std::string::npos)
         throw ConfigError("--set " + assignment + ": sections are one level deep (section.key=value)");
     if (!root_[section] || !root_[section].IsMap()) {
@@ -132,26 +231,13 @@ void ConfigTree::set(const std::string& assignment) {
 }
 
 std::string ConfigTree::where(const std::string& section, const std::string& key) const {
-    std::string path = key.empty() ? section : section + "." + key;
-    auto it = origin_.find(path);
+    auto it = key.empty() ? origin_.end() : origin_.find(section + "." + key);
     if (it == origin_.end())
         it = origin_.find(section);
-    std::string file = it == origin_.end() ? "<defaults>" : it->second;
-    if (file.rfind("--set", 0) == 0)
-        return file;
-    YAML::Node node = root_[section];
-    YAML::Mark mark;
-    if (node && node.IsMap() && !key.empty() && node[key]) {
-        // The key's own mark: find the key node itself.
-        for (auto kv = node.begin(); kv != node.end(); ++kv)
-            if (kv->first.as<std::string>() == key)
-                mark = kv->first.Mark();
-    } else if (node) {
-        mark = node.Mark();
-    }
-    if (mark.is_null())
-        return file;
-    return fmt::format("{}:{}:{}", file, mark.line + 1, mark.column + 1);
+    if (it != origin_.end())
+        return it->second;
+    // Nobody wrote this section: point at the file that should have it, not at <defaults>.
+    return first_file_.empty() ? "<no config file>" : first_file_;
 }
 
 void ConfigTree::fail(const std::string& section, const std::string& key, const std::string& msg) const {
@@ -160,7 +246,7 @@ void ConfigTree::fail(const std::string& section, const std::string& key, const 
 
 void ConfigTree::check_sections(const std::vector<std::string>& known) const {
     for (auto it = root_.begin(); it != root_.end(); ++it) {
-        std::string section = it->first.as<std::string>();
+        std::string section = it->first.Scalar();
         if (std::find(known.begin(), known.end(), section) == known.end()) {
             std::string hint = did_you_mean(section, known);
             std::string all;  // listed even with a did-you-mean: the guess may be wrong

@@ -87,12 +87,18 @@ private:
 };
 template <class S> using FieldList = std::vector<Field<S>>;
 
+// Reads one YAML document from a regular file: duplicate keys, non-scalar keys and a second
+// document are ConfigErrors naming file:line:col (yaml-cpp would silently keep or drop them).
+YAML::Node load_yaml_file(const std::string& path);
+YAML::Node load_yaml_stream(std::istream& in, const std::string& name);  // the same checks, no file
+
 // The whole configuration of one run: the platform file, an optional workload file merged over
 // it, then --set overrides. Remembers where every key came from, for error messages.
 class ConfigTree {
 public:
     static ConfigTree from_file(const std::string& path);  // throws ConfigError
     void merge_file(const std::string& path);               // e.g. a workload file
+    void merge_document(const YAML::Node& doc, const std::string& name);  // from load_yaml_*
     void set(const std::string& assignment);                // "dma.channels=4"
 
     // Reads section `name` with the struct's field list; unknown, missing, badly-united and
@@ -112,7 +118,8 @@ public:
 
 private:
     YAML::Node root_ = YAML::Node(YAML::NodeType::Map);
-    std::map<std::string, std::string> origin_;  // "section" or "section.key" -> file or "--set"
+    std::map<std::string, std::string> origin_;  // "section" or "section.key" -> "file:line:col" or "--set ..."
+    std::string first_file_;                     // where a section nobody wrote belongs
     mutable nlohmann::json effective_ = nlohmann::json::object();
     [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& msg) const;
 };
@@ -241,7 +248,7 @@ template <class S> S ConfigTree::load(const std::string& name) const {
         names.push_back(f.key);
     if (section && section.IsMap())
         for (auto it = section.begin(); it != section.end(); ++it) {
-            std::string key = it->first.as<std::string>();
+            std::string key = it->first.Scalar();
             bool known = false;
             for (auto& f : fields)
                 known = known || f.key == key;

@@ -7,10 +7,16 @@
 // transaction sets sc_report_handler::set_actions("/nctlm/dma/address", SC_ERROR, SC_THROW).
 #pragma once
 
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace nctlm {
+
+// A simulation error found before the kernel runs (exit 3, like the recorded ones).
+struct SimulationError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
 
 // Message types (the first argument of SC_REPORT_*), one per kind of model error.
 namespace msg {

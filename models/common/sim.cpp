@@ -3,6 +3,7 @@
 #include "models/common/errors.h"
 
 #include <cstdlib>
+#include <fmt/format.h>
 
 namespace nctlm {
 
@@ -38,9 +39,25 @@ std::vector<std::string>& error_list() {
 void sim_error(const std::string& message, const char* msg_type) {
     error_list().push_back(message);
     SC_REPORT_ERROR(msg_type, message.c_str());
-    sc_core::sc_stop();
+    // A second sc_stop() is a SystemC warning (an error here): the first already stops the kernel.
+    if (error_list().size() == 1)
+        sc_core::sc_stop();
 }
 
 const std::vector<std::string>& sim_errors() { return error_list(); }
+
+sc_core::sc_time time_overflow(double t_ns, const char* what) {
+    std::string msg = fmt::format("simulated time overflow: a {} of {:.6g} ns at t = {:.3f} ns is beyond the "
+                                  "kernel's range (2^63 fs = {:.0f} s); check the latencies, bandwidths and sizes",
+                                  what, t_ns, now_ns(), kMaxSimFs / 1e15);
+    if (!sc_core::sc_is_running())
+        throw SimulationError(msg);
+    // One message per run: every process that overflows afterwards says the same thing.
+    static bool reported = false;
+    if (!reported)
+        sim_error(msg);
+    reported = true;
+    return sc_core::SC_ZERO_TIME;
+}
 
 } // namespace nctlm

@@ -3,6 +3,7 @@
 
 #include "models/common/units.h"
 
+#include <cmath>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -15,12 +16,30 @@ namespace nctlm {
 // Call once per process before any module is built; later calls do nothing.
 void init_kernel(bool warnings_are_errors = false);
 
-inline sc_core::sc_time to_sc(Duration d) { return sc_core::sc_time(d.ns, sc_core::SC_NS); }
-inline double ns(const sc_core::sc_time& t) { return t.to_seconds() * 1e9; }
+// The kernel counts uint64 femtoseconds; sc_time(double) past 2^63 fs (about 9223 s) clamps
+// silently (an undefined float-to-int cast). A time beyond that is a simulation error naming the
+// figure, never a clamp: while the kernel runs it is recorded (sim_error, exit 3) and zero is
+// returned so the stopping kernel can unwind; before it runs, SimulationError is thrown.
+constexpr double kMaxSimFs = 9223372036854775808.0;  // 2^63
+sc_core::sc_time time_overflow(double ns, const char* what);
+inline sc_core::sc_time checked_time(double t_ns, double base_fs, const char* what) {
+    double fs = t_ns * 1e6;
+    if (!(fs >= 0 && fs + base_fs < kMaxSimFs))  // also catches NaN
+        return time_overflow(t_ns, what);
+    return sc_core::sc_time(t_ns, sc_core::SC_NS);
+}
+// Femtoseconds per kernel tick: 1 once init_kernel() ran, 1000 in tests on SystemC's default grid.
+inline double tick_fs() { return std::round(sc_core::sc_get_time_resolution().to_seconds() * 1e15); }
+inline sc_core::sc_time to_sc(Duration d) {
+    return checked_time(d.ns, double(sc_core::sc_time_stamp().value()) * tick_fs(), "delay");
+}
+// Exact on the 1 fs grid: fs count / 1e6 is one correctly rounded division, no float noise
+// (to_seconds() * 1e9 turned 150 ns into 150.00000000000003).
+inline double ns(const sc_core::sc_time& t) { return double(t.value()) * tick_fs() / 1e6; }
 inline double now_ns() { return ns(sc_core::sc_time_stamp()); }
 // Absolute time t_ns on the kernel's grid (1 fs), and the delay from now until then (never
 // negative). Compare and wait on the same grid, or a sub-fs remainder becomes a delta loop.
-inline sc_core::sc_time at(double t_ns) { return sc_core::sc_time(t_ns, sc_core::SC_NS); }
+inline sc_core::sc_time at(double t_ns) { return checked_time(t_ns, 0, "time"); }
 inline sc_core::sc_time until(double t_ns) {
     sc_core::sc_time t = at(t_ns), now = sc_core::sc_time_stamp();
     return t > now ? t - now : sc_core::SC_ZERO_TIME;

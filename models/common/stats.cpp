@@ -1,5 +1,7 @@
 #include "models/common/stats.h"
 
+#include "models/common/units.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -12,6 +14,9 @@ nlohmann::json Histogram::summary() const {
     if (samples.empty())
         return j;
     std::vector<double> s = samples;
+    if (unit == "ns")  // times are whole fs: drop the float noise of their differences
+        for (double& v : s)
+            v = on_fs_grid(v);
     std::sort(s.begin(), s.end());
     // Nearest-rank percentile.
     auto pct = [&](double p) {
@@ -21,7 +26,7 @@ nlohmann::json Histogram::summary() const {
     double sum = 0;
     for (double v : s)
         sum += v;
-    j["mean"] = sum / s.size();
+    j["mean"] = unit == "ns" ? on_fs_grid(sum / s.size()) : sum / s.size();
     j["min"] = s.front();
     j["p50"] = pct(0.50);
     j["p90"] = pct(0.90);
@@ -87,7 +92,7 @@ nlohmann::json& slot(nlohmann::json& root, const std::string& path) {
 nlohmann::json StatsRegistry::to_json() const {
     nlohmann::json root = nlohmann::json::object();
     for (auto& [path, c] : counters_)
-        slot(root, path) = c->value;
+        slot(root, path) = c->unit == "ns" ? on_fs_grid(c->value) : c->value;
     for (auto& [path, h] : histograms_)
         slot(root, path) = h->summary();
     return root;

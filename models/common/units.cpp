@@ -1,6 +1,7 @@
 #include "models/common/units.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -15,14 +16,18 @@ struct Split {
     std::string unit;
 };
 
+bool errno_overflowed(double value) { return errno == ERANGE && std::fabs(value) > 1; }
+
 Split split_number(const std::string& text, const char* what) {
     const char* begin = text.c_str();
     char* end = nullptr;
+    errno = 0;
     double value = std::strtod(begin, &end);
     if (end == begin)
         throw UnitError(fmt::format("'{}' is not a {} (expected a number and a unit)", text, what));
-    if (!std::isfinite(value))
-        throw UnitError(fmt::format("'{}' is not a finite number", text));
+    // strtod answers ±HUGE_VAL for "1e400": an overflow, not a big number.
+    if (!std::isfinite(value) || errno_overflowed(value))
+        throw UnitError(fmt::format("'{}' is not a finite number (too large)", text));
     std::string unit(end);
     while (!unit.empty() && std::isspace(static_cast<unsigned char>(unit.front())))
         unit.erase(unit.begin());
@@ -46,7 +51,10 @@ double scaled(const std::string& text, const char* what, const Scale& scale) {
         if (s.unit == unit) {
             if (s.number < 0)
                 throw UnitError(fmt::format("'{}': a {} cannot be negative", text, what));
-            return s.number * factor;
+            double v = s.number * factor;
+            if (!std::isfinite(v))
+                throw UnitError(fmt::format("'{}' is too large for a {}", text, what));
+            return v;
         }
     std::string all;
     for (auto& [u, _] : scale)
@@ -81,6 +89,9 @@ uint64_t parse_bytes(const std::string& text) {
     double v = scaled(text, "size", kBytes);
     if (v != std::floor(v))
         throw UnitError(fmt::format("'{}' is not a whole number of bytes", text));
+    // 2^64 is exact in a double; casting anything at or above it to uint64_t is undefined.
+    if (v >= 18446744073709551616.0)
+        throw UnitError(fmt::format("'{}' is too large: a size must be below 2^64 B (16 EiB)", text));
     return static_cast<uint64_t>(v);
 }
 

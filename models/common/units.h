@@ -42,6 +42,15 @@ struct Bandwidth {
     double gb_per_s() const { return bytes_per_s / 1e9; }
 };
 
+// t_ns on the kernel's 1 fs grid: differences of absolute times in double carry float noise
+// (150.00000000000003, a wait of -1.1e-13 ns); every simulated time is a whole number of fs.
+inline double on_fs_grid(double t_ns) {
+    double fs = t_ns * 1e6;
+    if (!(fs > -9e15 && fs < 9e15))  // beyond 2^53 fs the double is already integral in fs
+        return t_ns;
+    return static_cast<double>(static_cast<long long>(fs < 0 ? fs - 0.5 : fs + 0.5)) / 1e6 + 0.0;
+}
+
 // Parsers: a number, optional space, a unit. Decimal prefixes are powers of 1000, binary
 // prefixes (KiB, MiB, GiB) powers of 1024. A missing or unknown unit is an error.
 uint64_t parse_bytes(const std::string& text);

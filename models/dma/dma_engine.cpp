@@ -16,6 +16,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
       bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
       bytes_written_(stats().counter(std::string(this->name()) + ".bytes_written", "B")),
       descriptors_(stats().counter(std::string(this->name()) + ".descriptors", "")) {
+    scratch_.assign(cfg.burst_size, 0);
     socket.register_nb_transport_bw(this, &DmaEngine::nb_transport_bw);
     for (uint32_t q = 0; q < cfg.queues; ++q)
         queue_latency_.push_back(&stats().histogram(fmt::format("{}.queue{}.latency_ns", this->name(), q), "ns"));
@@ -30,6 +31,15 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
     SC_METHOD(complete_ready);
     sensitive << completions_.get_event();
     dont_initialize();
+    SC_METHOD(retire);
+    sensitive << retire_event_;
+    dont_initialize();
+}
+
+void DmaEngine::retire() {
+    for (auto* p : retire_)
+        p->release();
+    retire_.clear();
 }
 
 void DmaEngine::post(DmaDescriptor& d) {
@@ -132,7 +142,7 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     p->set_data_length(uint32_t(length));
     p->set_streaming_width(uint32_t(length));
     p->set_byte_enable_ptr(nullptr);
-    p->set_data_ptr(d.data ? d.data + offset : nullptr);
+    p->set_data_ptr(d.data ? d.data + offset : scratch_.data());  // bursts never exceed burst_size
     p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     TransferExt& x = ext<TransferExt>(*p);
     x.descriptor = &d;
@@ -152,7 +162,7 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     tlm::tlm_sync_enum s = socket->nb_transport_fw(*p, phase, delay);
     if (s == tlm::TLM_COMPLETED) {  // refused at once (address error)
-        burst_done(*p);
+        burst_done(*p, false);
         return;
     }
     if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
@@ -176,7 +186,7 @@ tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::
     }
     if (phase != tlm::BEGIN_RESP)
         return tlm::TLM_ACCEPTED;
-    burst_done(p);
+    burst_done(p, true);
     return tlm::TLM_COMPLETED;
 }
 
@@ -194,7 +204,7 @@ void DmaEngine::trace_data(const tlm::tlm_generic_payload& p, const DmaDescripto
     nctlm::trace().span(data_track_, p.is_write() ? "burst out" : "burst in", start, end, a);
 }
 
-void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
+void DmaEngine::burst_done(tlm::tlm_generic_payload& p, bool in_bw_call) {
     TransferExt& x = ext<TransferExt>(p);
     DmaDescriptor& d = *x.descriptor;
     double now = now_ns(), done = now;
@@ -217,7 +227,12 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p) {
                               d.id);
     }
     d.last_data_ns = std::max(d.last_data_ns, done);
-    p.release();
+    if (in_bw_call) {
+        retire_.push_back(&p);
+        retire_event_.notify(sc_core::SC_ZERO_TIME);
+    } else {
+        p.release();
+    }
     if (--d.bursts_left == 0)
         completions_.notify(d, until(d.last_data_ns + completion_ns_));
 }

@@ -38,7 +38,8 @@ private:
     void channel_thread(int channel);
     DmaDescriptor* take_next();
     void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length);
-    void burst_done(tlm::tlm_generic_payload& p);
+    void burst_done(tlm::tlm_generic_payload& p, bool in_bw_call);
+    void retire();
     void trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end);
     tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
     void complete_ready();
@@ -58,6 +59,13 @@ private:
     // push back read data that arrived (head) earlier but is delivered (tail) later.
     LinkSchedule data_pipe_;
     PayloadPool<TransferExt> pool_;
+    // Timing-only bursts (no functional data) point here: a target may dereference the data
+    // pointer of any payload (IEEE 1666-2011 14.11: never null). Its contents mean nothing.
+    std::vector<unsigned char> scratch_;
+    // Payloads whose transaction ended inside our nb_transport_bw: released a delta later, once
+    // the target's call has returned (14.7: the caller may still use the payload until then).
+    std::vector<tlm::tlm_generic_payload*> retire_;
+    sc_core::sc_event retire_event_;
     tlm_utils::peq_with_get<DmaDescriptor> completions_;
     sc_core::sc_time descriptor_time_;
     double completion_ns_;

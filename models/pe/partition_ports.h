@@ -55,7 +55,12 @@ public:
                          uint64_t bytes) {
         p_.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
         p_.set_address(offset);
-        p_.set_data_ptr(nullptr);
+        // Timing-only: a valid pointer all the same (IEEE 1666-2011 14.11), to a scratch buffer
+        // that b_transport may touch and nobody reads. Blocking, so growing it between calls is safe.
+        static std::vector<unsigned char> scratch;
+        if (scratch.size() < std::max<uint64_t>(bytes, 1))
+            scratch.resize(std::max<uint64_t>(bytes, 1));
+        p_.set_data_ptr(scratch.data());
         p_.set_data_length(uint32_t(bytes));
         p_.set_streaming_width(uint32_t(bytes));
         p_.set_byte_enable_ptr(nullptr);

@@ -1,5 +1,6 @@
 #include "models/pe/processing_element.h"
 
+#include "models/checker/bind.h"
 #include "models/common/errors.h"
 #include "models/common/sim.h"
 #include "models/common/trace.h"
@@ -19,12 +20,12 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dm
       instructions_(stats().counter(std::string(this->name()) + ".instructions", "")),
       dma_instructions_(stats().counter(std::string(this->name()) + ".dma_instructions", "")),
       dma_bytes_(stats().counter(std::string(this->name()) + ".dma_bytes", "B")) {
-    tensor.sbuf_socket.bind(sbuf.socket);
-    tensor.psum_socket.bind(psum.socket);
-    vector.psum_socket.bind(psum.socket);
-    vector.sbuf_socket.bind(sbuf.socket);
-    scalar.psum_socket.bind(psum.socket);
-    scalar.sbuf_socket.bind(sbuf.socket);
+    nctlm::bind(tensor.sbuf_socket, sbuf.socket, "tensor_sbuf");
+    nctlm::bind(tensor.psum_socket, psum.socket, "tensor_psum");
+    nctlm::bind(vector.psum_socket, psum.socket, "vector_psum");
+    nctlm::bind(vector.sbuf_socket, sbuf.socket, "vector_sbuf");
+    nctlm::bind(scalar.psum_socket, psum.socket, "scalar_psum");
+    nctlm::bind(scalar.sbuf_socket, sbuf.socket, "scalar_sbuf");
     for (int u = 0; u < kUnits; ++u) {
         tracks_[u] = nctlm::trace().enabled() ? nctlm::trace().track(this->name(), kUnitNames[u]) : -1;
         sc_core::sc_spawn_options opts;

@@ -1,5 +1,7 @@
 #include "testbenches/b2b/b2b.h"
 
+#include "testbenches/limits.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 
@@ -16,7 +18,14 @@ const FieldList<B2bConfig>& B2bConfig::fields() {
     return f;
 }
 
-void B2bTestbench::configure(const ConfigTree& tree) { cfg_ = tree.load<B2bConfig>("testbench"); }
+void B2bTestbench::configure(const ConfigTree& tree) {
+    cfg_ = tree.load<B2bConfig>("testbench");
+    PlatformConfig pc = PlatformConfig::load(tree);
+    check_tile(tree, pc, cfg_.tile);
+    // The n requests read consecutive blocks of the tile's local stack.
+    check_in_stack(tree, pc, "n", uint64_t(cfg_.n) * cfg_.bytes,
+                   fmt::format("testbench.n x testbench.bytes ({} x {})", cfg_.n, cfg_.bytes));
+}
 
 void B2bTestbench::build(Platform& p) {
     if (cfg_.tile >= p.tiles.size())
@@ -54,6 +63,13 @@ void B2bTestbench::traffic(Platform& p) {
         pe.post_dma(d);
     }
     sc_core::wait(done);
+}
+
+uint64_t B2bTestbench::memory_estimate() const {
+    // One descriptor per request, plus the queue-latency and per-PC wait samples (8 B each) of
+    // its bursts.
+    uint64_t bursts_per = 1 + cfg_.bytes / 1024;
+    return uint64_t(cfg_.n) * (sizeof(DmaDescriptor) + bursts_per * 16);
 }
 
 nlohmann::json B2bTestbench::results() const {

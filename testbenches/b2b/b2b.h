@@ -23,6 +23,7 @@ public:
     void build(Platform& platform) override;
     nlohmann::json results() const override;
     std::string summary() const override;
+    uint64_t memory_estimate() const override;
 
 private:
     void traffic(Platform& p);

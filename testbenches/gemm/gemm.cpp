@@ -1,6 +1,7 @@
 #include "testbenches/gemm/gemm.h"
 
 #include "models/analytic/gemm_model.h"
+#include "testbenches/limits.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -49,6 +50,7 @@ void GemmTestbench::configure(const ConfigTree& tree) {
     where_cores_ = tree.where("workload", w_.cores.empty() ? "m" : "cores");
     where_m_ = tree.where("workload", "m");
     where_k_ = tree.where("workload", "k");
+    check_tile(tree, PlatformConfig::load(tree), tb_.tile);
 }
 
 void GemmTestbench::build(Platform& p) {

@@ -14,6 +14,7 @@
 #include "testbenches/testbench.h"
 
 #include <deque>
+#include <map>
 
 namespace nctlm {
 

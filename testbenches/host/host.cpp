@@ -29,6 +29,14 @@ const FieldList<HostWorkload>& HostWorkload::fields() {
 void HostTestbench::configure(const ConfigTree& tree) {
     w_ = tree.load<HostWorkload>("workload");
     where_n_ = tree.where("workload", "n");
+    // The runtime keeps a record per tensor (a few per kernel and batch entry): bound the graph
+    // so memory stays bounded (10^10 records died of bad_alloc at 4.2 GB).
+    constexpr uint64_t kMaxOps = 10'000'000;
+    if (uint64_t(w_.kernels) * w_.batch > kMaxOps)
+        throw ConfigError(fmt::format("{}: workload.kernels x workload.batch = {} x {} = {} exceeds {} matmuls "
+                                      "per run; split the run or lower one of them",
+                                      tree.where("workload", "kernels"), w_.kernels, w_.batch,
+                                      uint64_t(w_.kernels) * w_.batch, kMaxOps));
 }
 
 // The device kernel: the multi-core GEMM (gemm_partition.h) of the shape on host.kernel_cores
@@ -73,12 +81,18 @@ void HostTestbench::build(Platform& p) {
     sc_core::sc_spawn([this] { program(); }, "host_program");
 }
 
+uint64_t HostTestbench::memory_estimate() const {
+    // The runtime keeps a tensor record per input and per result, plus graph entries: ~4 records
+    // of ~128 B per kernel and batch entry.
+    return uint64_t(w_.kernels) * w_.batch * 4 * 128 + uint64_t(w_.batch) * 2 * 128;
+}
+
 void HostTestbench::program() {
     Runtime& rt = *runtime_;
     uint64_t bytes = uint64_t(w_.n) * w_.n * element_bytes(w_.dtype);
     MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
     start_ns_ = now_ns();
-    std::vector<TensorId> a, b, c;
+    std::vector<TensorId>&a = a_, &b = b_, &c = c_;
     for (uint32_t i = 0; i < w_.batch; ++i)
         for (auto* v : {&a, &b}) {
             if (w_.pinned)

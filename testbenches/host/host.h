@@ -36,6 +36,7 @@ public:
     void build(Platform& platform) override;
     nlohmann::json results() const override;
     std::string summary() const override;
+    uint64_t memory_estimate() const override;
 
 private:
     void program();
@@ -49,6 +50,9 @@ private:
     std::unique_ptr<PcieLink> pcie_;
     std::unique_ptr<Runtime> runtime_;
     double start_ns_ = 0, end_ns_ = -1;
+    // The program's tensors. Members, not locals of program(): a run stopped by an error leaves
+    // the thread suspended, and SystemC never unwinds it (LeakSanitizer saw the locals leak).
+    std::vector<TensorId> a_, b_, c_;
 };
 
 } // namespace nctlm

@@ -1,5 +1,7 @@
 #include "testbenches/probe/probe.h"
 
+#include "testbenches/limits.h"
+
 #include <fmt/format.h>
 
 namespace nctlm {
@@ -18,6 +20,10 @@ const FieldList<ProbeConfig>& ProbeConfig::fields() {
 
 void ProbeTestbench::configure(const ConfigTree& tree) {
     cfg_ = tree.load<ProbeConfig>("testbench");
+    PlatformConfig pc = PlatformConfig::load(tree);
+    check_tile(tree, pc, cfg_.tile);
+    check_in_stack(tree, pc, "offset", cfg_.offset + cfg_.bytes,
+                   fmt::format("testbench.offset + testbench.bytes ({} + {})", cfg_.offset, cfg_.bytes));
     if (cfg_.target != "local" && cfg_.target != "remote")
         throw ConfigError(tree.where("testbench", "target") + ": testbench.target must be local or remote, not '" +
                           cfg_.target + "'");

@@ -53,11 +53,20 @@ TEST(Cli, UnknownTestbenchAndMissingFileExit2) {
     EXPECT_EQ(r.exit_code, 2);
 }
 
-TEST(Cli, AddressErrorExits3AndNamesTheAddress) {
+// An offset past the stack is caught as bad input before running (it used to run, fail with an
+// address error and still print a latency); address errors themselves: Dma.AddressOutsideTheMap...
+TEST(Cli, ProbeOffsetPastTheStackExits2BeforeRunning) {
     auto r = test::run_cli("run -p " + test::platform("tiny") + " -t probe --set 'testbench.offset=3 GiB'");
-    EXPECT_EQ(r.exit_code, 3);
-    EXPECT_NE(r.err.find("0xc0000000"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("address error"), std::string::npos) << r.err;
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("beyond the stack's hbm.stack_capacity"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+}
+
+TEST(Cli, SimulationErrorExits3AndPrintsNoFigure) {
+    auto r = test::run_cli("run -p " + test::platform("tiny") + " -t probe --set 'hbm.pc_bandwidth=1e-300 B/s'");
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("simulated time overflow"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
 }
 
 TEST(Cli, ValidatePrintsEffectiveValues) {
