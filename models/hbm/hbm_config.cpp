@@ -210,13 +210,16 @@ std::optional<HbmProblem> check_hbm(const HbmConfig& c) {
         std::vector<uint32_t> bits;
         uint32_t want;
     };
-    std::vector<Use> uses;
-    try {
-        uses = {{"column_bits", parse_bit_list(c.column_bits), log2u(c.row_bytes / c.access_bytes)},
-                {"bank_group_bits", parse_bit_list(c.bank_group_bits), log2u(c.bank_groups)},
-                {"bank_bits", parse_bit_list(c.bank_bits), log2u(c.banks_per_group)}};
-    } catch (const UnitError& e) {
-        return problem("column_bits", e.what());
+    std::vector<Use> uses = {{"column_bits", {}, log2u(c.row_bytes / c.access_bytes)},
+                             {"bank_group_bits", {}, log2u(c.bank_groups)},
+                             {"bank_bits", {}, log2u(c.banks_per_group)}};
+    const std::string* texts[] = {&c.column_bits, &c.bank_group_bits, &c.bank_bits};
+    for (size_t i = 0; i < uses.size(); ++i) {
+        try {
+            uses[i].bits = parse_bit_list(*texts[i]);
+        } catch (const UnitError& e) {
+            return problem(uses[i].key, std::string("hbm.") + uses[i].key + ": " + e.what());
+        }
     }
     std::map<uint32_t, std::string> owner;
     for (uint32_t b = 0; b < log2u(c.access_bytes); ++b)
