@@ -50,28 +50,45 @@ DramTiming DramTiming::from(const HbmConfig& c) {
 }
 
 BankMap::BankMap(const HbmConfig& c) : access_bytes_(uint32_t(c.access_bytes)) {
-    column_ = parse_bit_list(c.column_bits);
-    bank_group_ = parse_bit_list(c.bank_group_bits);
-    bank_ = parse_bit_list(c.bank_bits);
+    std::vector<uint32_t> column = parse_bit_list(c.column_bits), bank_group = parse_bit_list(c.bank_group_bits),
+                          bank = parse_bit_list(c.bank_bits), row;
     uint64_t used = (uint64_t(c.access_bytes) - 1);
     for (uint32_t b = 0; b < log2u(c.pseudo_channels); ++b)
         used |= uint64_t(1) << (log2u(c.interleave) + b);
     in_row_mask_ = uint64_t(c.access_bytes) - 1;
-    for (auto* field : {&column_, &bank_group_, &bank_})
+    for (auto* field : {&column, &bank_group, &bank})
         for (uint32_t b : *field)
             used |= uint64_t(1) << b;
-    for (uint32_t b : column_)
+    for (uint32_t b : column)
         in_row_mask_ |= uint64_t(1) << b;
+    while (in_row_mask_ >> (log2u(in_row_run_mask_ + 1)) & 1)  // the contiguous low part
+        in_row_run_mask_ = in_row_run_mask_ << 1 | 1;
     uint32_t top = log2u(std::max<uint64_t>(c.stack_capacity, 2) - 1) + 1;  // bits an offset can use
     for (uint32_t b = 0; b < std::min<uint32_t>(top, 64); ++b)
         if (!(used >> b & 1))
-            row_.push_back(b);
+            row.push_back(b);
+    column_ = runs(column);
+    bank_group_ = runs(bank_group);
+    bank_ = runs(bank);
+    row_ = runs(row);
 }
 
-uint64_t BankMap::gather(uint64_t v, const std::vector<uint32_t>& bits) {
+std::vector<BankMap::Run> BankMap::runs(const std::vector<uint32_t>& bits) {
+    std::vector<Run> out;
+    for (size_t i = 0; i < bits.size(); ++i) {
+        if (!out.empty() && bits[i] == bits[i - 1] + 1 && i > 0) {
+            out.back().mask = out.back().mask << 1 | 1;
+            continue;
+        }
+        out.push_back({bits[i], uint32_t(i), 1});
+    }
+    return out;
+}
+
+uint64_t BankMap::gather(uint64_t v, const std::vector<Run>& runs) {
     uint64_t out = 0;
-    for (size_t i = 0; i < bits.size(); ++i)
-        out |= ((v >> bits[i]) & 1) << i;
+    for (const Run& r : runs)
+        out |= ((v >> r.from) & r.mask) << r.to;
     return out;
 }
 
@@ -91,15 +108,20 @@ void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) con
     r.segments.clear();
     const uint64_t ab = map.access_bytes();
     uint64_t key = ~uint64_t(0);
-    for (uint64_t a = off & ~(ab - 1), end = off + r.bytes; a < end; a += ab) {
+    // Step over whole runs of one row: addresses agreeing above the low in-row bits share a row.
+    const uint64_t run_mask = map.in_row_run_mask();
+    for (uint64_t a = off & ~(ab - 1), end = off + r.bytes; a < end;) {
+        uint64_t next = std::min(end, (a | run_mask) + 1);
+        uint32_t n = uint32_t((next - a + ab - 1) / ab);
         uint64_t k = a & ~map.in_row_mask();
         if (k == key) {
-            ++r.segments.back().accesses;
-            continue;
+            r.segments.back().accesses += n;
+        } else {
+            key = k;
+            DramLocation l = map.locate(a);
+            r.segments.push_back({l.bank_group * banks_per_group_ + l.bank, l.bank_group, l.row, n});
         }
-        key = k;
-        DramLocation l = map.locate(a);
-        r.segments.push_back({l.bank_group * banks_per_group_ + l.bank, l.bank_group, l.row, 1});
+        a = (next + ab - 1) & ~(ab - 1);
     }
     r.accesses = 0;
     for (const DramSegment& s : r.segments)
@@ -176,38 +198,62 @@ double PcScheduler::earliest_start(const DramRequest& r) const {
 void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
     out.first_data_ns = std::numeric_limits<double>::infinity();
     out.last_data_ns = out.mark_ns = 0;
-    uint32_t placed = 0;
     out.row_hit = hits(r);
     const bool write = r.write;
+    const double latency = write ? t_.cwl : t_.cl;
+    // The column-bus state lives in locals while the accesses are placed (this loop is the hot
+    // spot of the banked model) and is written back per wave; the arithmetic is the same.
+    double last_col = last_col_, data_free = data_free_, busy = counters_.data_busy_ns;
+    uint32_t last_bg = last_col_bg_, placed = 0;
+    const size_t n_segments = r.segments.size();
     size_t begin = 0;
-    while (begin < r.segments.size()) {
+    while (begin < n_segments) {
         // A wave: consecutive segments in distinct banks; their columns interleave.
         size_t end = begin + 1;
-        while (end < r.segments.size() &&
+        while (end < n_segments && end - begin < kWaveMax &&
                std::none_of(r.segments.begin() + long(begin), r.segments.begin() + long(end),
                             [&](const DramSegment& s) { return s.bank == r.segments[end].bank; }))
             ++end;
-        double ready[8];
-        uint32_t left[8];
-        size_t n = std::min<size_t>(end - begin, 8);
-        end = begin + n;
+        const size_t n = end - begin;
+        // floor[i]: what binds segment i's columns apart from the column bus itself: its row
+        // (ACT + tRCD) and the turnaround from the other direction, fixed during one request.
+        double floor[kWaveMax], last_t[kWaveMax];
+        uint32_t left[kWaveMax], bg[kWaveMax];
+        const double write_end_any = *std::max_element(write_data_end_bg_.begin(), write_data_end_bg_.end());
         for (size_t i = 0; i < n; ++i) {
-            ready[i] = open_row(r.segments[begin + i], t0);
-            left[i] = r.segments[begin + i].accesses;
+            const DramSegment& s = r.segments[begin + i];
+            bg[i] = s.bank_group;
+            left[i] = s.accesses;
+            last_t[i] = kNever;
+            floor[i] = open_row(s, t0);
+            floor[i] = write ? std::max(floor[i], last_read_cmd_ + t_.rtw)
+                             : std::max({floor[i], write_end_any + t_.wtr_s, write_data_end_bg_[bg[i]] + t_.wtr_l});
         }
-        double write_end_any = *std::max_element(write_data_end_bg_.begin(), write_data_end_bg_.end());
-        for (;;) {
+        auto commit = [&](size_t i, double t) {
+            if (placed == 0 && last_col_ > kNever && last_col_write_ != write)
+                ++counters_.turnarounds;
+            const double data = t + latency, data_end = data + t_.burst;
+            last_t[i] = write ? data_end : t;
+            last_col = t;
+            last_bg = bg[i];
+            data_free = data_end;
+            busy += t_.burst;
+            if (placed == 0)
+                out.first_data_ns = data;
+            out.last_data_ns = data_end;  // column times only grow
+            if (++placed == r.mark)
+                out.mark_ns = data_end;
+            --left[i];
+        };
+        // Until every row is open and past the turnaround, the earliest column wins.
+        bool steady = false;
+        while (!steady) {
             size_t best = n;
             double best_t = 0;
             for (size_t i = 0; i < n; ++i) {
                 if (!left[i])
                     continue;
-                uint32_t bg = r.segments[begin + i].bank_group;
-                double t = std::max(ready[i], last_col_ + (bg == last_col_bg_ ? t_.ccd_l : t_.ccd_s));
-                if (write)
-                    t = std::max({t, last_read_cmd_ + t_.rtw, data_free_ - t_.cwl});
-                else
-                    t = std::max({t, write_end_any + t_.wtr_s, write_data_end_bg_[bg] + t_.wtr_l, data_free_ - t_.cl});
+                double t = std::max({floor[i], last_col + (bg[i] == last_bg ? t_.ccd_l : t_.ccd_s), data_free - latency});
                 if (best == n || t < best_t) {
                     best = i;
                     best_t = t;
@@ -215,32 +261,68 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
             }
             if (best == n)
                 break;
-            const DramSegment& s = r.segments[begin + best];
-            Bank& b = banks_[s.bank];
-            double data = best_t + (write ? t_.cwl : t_.cl), data_end = data + t_.burst;
-            if (last_col_ > kNever && last_col_write_ != write)
-                ++counters_.turnarounds;
-            if (write) {
-                write_data_end_bg_[s.bank_group] = data_end;
-                write_end_any = std::max(write_end_any, data_end);
-                b.pre_ready = std::max(b.pre_ready, data_end + t_.wr);
-                ++counters_.writes;
-            } else {
-                last_read_cmd_ = best_t;
-                b.pre_ready = std::max(b.pre_ready, best_t + t_.rtp);
-                ++counters_.reads;
-            }
-            last_col_ = best_t;
-            last_col_bg_ = s.bank_group;
-            last_col_write_ = write;
-            data_free_ = data_end;
-            counters_.data_busy_ns += t_.burst;
-            out.first_data_ns = std::min(out.first_data_ns, data);
-            out.last_data_ns = std::max(out.last_data_ns, data_end);
-            if (++placed == r.mark)
-                out.mark_ns = data_end;
-            --left[best];
+            commit(best, best_t);
+            // Steady once only the column bus binds (it stays so: the bus only moves on).
+            steady = data_free - latency <= last_col + t_.ccd_s;
+            for (size_t i = 0; i < n && steady; ++i)
+                steady = !left[i] || floor[i] <= last_col + t_.ccd_s;
         }
+        // Then only bank groups decide (the same choice as above, without the arithmetic): the
+        // first segment in another bank group than the last column (tCCD_S), else the first left.
+        const bool groups_matter = t_.ccd_s < t_.ccd_l;
+        if (steady) {
+            double t = last_col;
+            uint32_t t_bg = last_bg;
+            double t_of[kWaveMax];  // command time of each segment's last column here
+            bool moved[kWaveMax] = {};
+            for (;;) {
+                size_t pick = n;
+                for (size_t i = 0; i < n && groups_matter; ++i)
+                    if (left[i] && bg[i] != t_bg) {
+                        pick = i;
+                        break;
+                    }
+                for (size_t i = 0; i < n && pick == n; ++i)
+                    if (left[i])
+                        pick = i;
+                if (pick == n)
+                    break;
+                t += bg[pick] == t_bg ? t_.ccd_l : t_.ccd_s;
+                t_bg = bg[pick];
+                t_of[pick] = t;
+                moved[pick] = true;
+                --left[pick];
+                busy += t_.burst;
+                if (++placed == r.mark)
+                    out.mark_ns = t + latency + t_.burst;
+            }
+            for (size_t i = 0; i < n; ++i)
+                if (moved[i])
+                    last_t[i] = write ? t_of[i] + latency + t_.burst : t_of[i];
+            if (t != last_col) {
+                last_col = t;
+                last_bg = t_bg;
+                data_free = t + latency + t_.burst;
+                out.last_data_ns = data_free;
+            }
+        }
+        // Write back what the next wave and the next request see.
+        for (size_t i = 0; i < n; ++i) {
+            const DramSegment& s = r.segments[begin + i];
+            Bank& b = banks_[s.bank];
+            if (write) {
+                write_data_end_bg_[bg[i]] = std::max(write_data_end_bg_[bg[i]], last_t[i]);
+                b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.wr);
+            } else {
+                b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.rtp);
+            }
+        }
+        if (!write)
+            last_read_cmd_ = last_col;
+        last_col_ = last_col;
+        last_col_bg_ = last_bg;
+        last_col_write_ = write;
+        data_free_ = data_free;
         if (policy_ == PagePolicy::Closed)
             for (size_t i = begin; i < end; ++i) {
                 Bank& b = banks_[r.segments[i].bank];
@@ -249,6 +331,8 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
             }
         begin = end;
     }
+    (write ? counters_.writes : counters_.reads) += placed;
+    counters_.data_busy_ns = busy;
 }
 
 Scheduled PcScheduler::schedule_next(double now) {

@@ -44,12 +44,19 @@ public:
     DramLocation locate(uint64_t stack_offset) const;
     // Bits that change only within one row of one bank (byte and column bits).
     uint64_t in_row_mask() const { return in_row_mask_; }
+    uint64_t in_row_run_mask() const { return in_row_run_mask_; }  // its contiguous low bits
     uint32_t access_bytes() const { return access_bytes_; }
 
 private:
-    static uint64_t gather(uint64_t v, const std::vector<uint32_t>& bits);
-    std::vector<uint32_t> column_, bank_group_, bank_, row_;
-    uint64_t in_row_mask_ = 0;
+    // A bit list as runs of consecutive bits: gathering costs one shift-and-mask per run.
+    struct Run {
+        uint32_t from, to;  // source bit, destination bit
+        uint64_t mask;      // of the run, at bit 0
+    };
+    static std::vector<Run> runs(const std::vector<uint32_t>& bits);
+    static uint64_t gather(uint64_t v, const std::vector<Run>& runs);
+    std::vector<Run> column_, bank_group_, bank_, row_;
+    uint64_t in_row_mask_ = 0, in_row_run_mask_ = 0;
     uint32_t access_bytes_;
 };
 
@@ -120,6 +127,7 @@ private:
     };
     void refresh_until(double now);
     double open_row(const DramSegment& s, double t0);  // returns when its columns may issue
+    static constexpr size_t kWaveMax = 8;  // segments whose columns interleave
     void place(const DramRequest& r, double t0, Scheduled& out);
     bool hits(const DramRequest& r) const;
     double earliest_start(const DramRequest& r) const;  // when its first command could issue
