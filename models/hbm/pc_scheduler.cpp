@@ -105,6 +105,10 @@ PcScheduler::PcScheduler(const HbmConfig& c, const DramTiming& timing)
       next_refresh_(c.refresh == RefreshMode::PerBank ? timing.refi_pb : timing.refi) {}
 
 void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) const {
+    if (r.segments.capacity() == 0 && !spare_segments_.empty()) {  // reuse a placed request's storage
+        r.segments = std::move(spare_segments_.back());
+        spare_segments_.pop_back();
+    }
     r.segments.clear();
     const uint64_t ab = map.access_bytes();
     uint64_t key = ~uint64_t(0);
@@ -263,7 +267,7 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
                 break;
             commit(best, best_t);
             // Steady once only the column bus binds (it stays so: the bus only moves on).
-            steady = data_free - latency <= last_col + t_.ccd_s;
+            steady = fast_paths_ && data_free - latency <= last_col + t_.ccd_s;
             for (size_t i = 0; i < n && steady; ++i)
                 steady = !left[i] || floor[i] <= last_col + t_.ccd_s;
         }
@@ -275,6 +279,35 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
             uint32_t t_bg = last_bg;
             double t_of[kWaveMax];  // command time of each segment's last column here
             bool moved[kWaveMax] = {};
+            auto step = [&](size_t i, double ccd) {
+                t += ccd;
+                t_bg = bg[i];
+                t_of[i] = t;
+                moved[i] = true;
+                --left[i];
+                busy += t_.burst;
+                if (++placed == r.mark)
+                    out.mark_ns = t + latency + t_.burst;
+            };
+            // The common shapes without the search: two rows in different bank groups alternate
+            // (a 2 KiB burst over two bank groups), then what is left of one row streams alone.
+            size_t a = n, b = n, rows_left = 0;
+            for (size_t i = 0; i < n; ++i)
+                if (left[i]) {
+                    ++rows_left;
+                    (a == n ? a : b) = i;
+                }
+            if (rows_left == 2 && groups_matter && bg[a] != bg[b]) {
+                size_t cur = bg[a] != t_bg ? a : b, other = cur == a ? b : a;
+                for (;;) {
+                    step(cur, t_.ccd_s);
+                    if (!left[other])
+                        break;
+                    std::swap(cur, other);
+                }
+                while (left[cur])
+                    step(cur, t_.ccd_l);
+            }
             for (;;) {
                 size_t pick = n;
                 for (size_t i = 0; i < n && groups_matter; ++i)
@@ -287,14 +320,7 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
                         pick = i;
                 if (pick == n)
                     break;
-                t += bg[pick] == t_bg ? t_.ccd_l : t_.ccd_s;
-                t_bg = bg[pick];
-                t_of[pick] = t;
-                moved[pick] = true;
-                --left[pick];
-                busy += t_.burst;
-                if (++placed == r.mark)
-                    out.mark_ns = t + latency + t_.burst;
+                step(pick, bg[pick] == t_bg ? t_.ccd_l : t_.ccd_s);
             }
             for (size_t i = 0; i < n; ++i)
                 if (moved[i])
@@ -362,6 +388,7 @@ Scheduled PcScheduler::schedule_next(double now) {
     (r.write ? write_used_ : read_used_) -= r.accesses;
     Scheduled s{r.tag, r.write, 0, 0, 0, r.bytes, false};
     place(r, std::max(now, r.ready_ns), s);
+    spare_segments_.push_back(std::move(r.segments));
     return s;
 }
 

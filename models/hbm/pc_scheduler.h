@@ -115,6 +115,8 @@ public:
     double next_decision_ns(double now) const;
 
     const PcCounters& counters() const { return counters_; }
+    // Tests only: place every column by the full search (the reference for the fast paths).
+    void use_fast_paths(bool on) { fast_paths_ = on; }
     const DramTiming& timing() const { return t_; }
 
 private:
@@ -157,6 +159,8 @@ private:
     double next_refresh_;
     uint32_t next_refresh_bank_ = 0;
     PcCounters counters_;
+    bool fast_paths_ = true;
+    mutable std::vector<std::vector<DramSegment>> spare_segments_;  // at most one per request in flight
 };
 
 } // namespace nctlm

@@ -288,3 +288,81 @@ TEST(HbmConfigCheck, BitListsParseRangesAndLists) {
     EXPECT_THROW(parse_bit_list("a"), UnitError);
     EXPECT_THROW(parse_bit_list("70"), UnitError);
 }
+
+namespace {
+// Drives two schedulers, one with the fast paths and one placing every column by the full search,
+// with the same random requests (sizes, alignments, reads and writes, writes bigger than the
+// queue with a mark), and requires identical results and counters.
+void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed) {
+    Pc fast(c), full(c);
+    full.s.use_fast_paths(false);
+    uint64_t rng = seed * 2654435761u + 1;
+    auto next = [&] {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+    };
+    double now = 0;
+    for (uint64_t tag = 0; tag < 3000; ++tag) {
+        uint64_t bytes = uint64_t(32) << (next() % 7);  // 32 B .. 2 KiB
+        uint64_t offset = (next() % (1u << 22)) & ~(uint64_t(c.interleave) - 1) & ~(uint64_t(0xF) << 11);
+        offset += (next() % (c.interleave / 32)) * 32;
+        bytes = std::min<uint64_t>(bytes, c.interleave - offset % c.interleave);
+        bool write = next() % 3 == 0;
+        for (Pc* pc : {&fast, &full}) {
+            DramRequest r;
+            r.tag = tag;
+            r.write = write;
+            r.bytes = bytes;
+            r.ready_ns = now;
+            pc->s.describe(r, pc->map, offset);
+            r.mark = write && r.accesses > 8 ? r.accesses - 8 : 0;
+            pc->s.enqueue(std::move(r));
+        }
+        if (next() % 4 == 0 || tag % 16 == 15)
+            while (!fast.s.empty()) {
+                now = std::max(now, fast.s.next_decision_ns(now));
+                ASSERT_EQ(now, std::max(now, full.s.next_decision_ns(now)));
+                Scheduled a = fast.next(now), b = full.next(now);
+                ASSERT_EQ(a.tag, b.tag);
+                ASSERT_EQ(a.first_data_ns, b.first_data_ns) << "tag " << a.tag;
+                ASSERT_EQ(a.last_data_ns, b.last_data_ns) << "tag " << a.tag;
+                ASSERT_EQ(a.mark_ns, b.mark_ns) << "tag " << a.tag;
+                ASSERT_EQ(a.row_hit, b.row_hit);
+            }
+        now += double(next() % 200);
+    }
+    const PcCounters &a = fast.s.counters(), &b = full.s.counters();
+    EXPECT_EQ(a.activates, b.activates);
+    EXPECT_EQ(a.reads, b.reads);
+    EXPECT_EQ(a.writes, b.writes);
+    EXPECT_EQ(a.turnarounds, b.turnarounds);
+    EXPECT_EQ(a.refreshes, b.refreshes);
+    EXPECT_EQ(a.data_busy_ns, b.data_busy_ns);
+    EXPECT_GT(a.reads + a.writes, 10000u) << "the traffic must reach the steady state often";
+}
+} // namespace
+
+TEST(PcScheduler, FastColumnPathsEqualTheFullSearch) {
+    expect_fast_paths_match_full_search(hbm2e(), 1);
+}
+
+TEST(PcScheduler, FastColumnPathsEqualTheFullSearchOnOtherMapsAndTimings) {
+    HbmConfig one_group_per_row = hbm2e();  // a 2 KiB burst: two rows in one bank group
+    one_group_per_row.bank_group_bits = "15,16";
+    one_group_per_row.bank_bits = "10,17";
+    expect_fast_paths_match_full_search(one_group_per_row, 2);
+    HbmConfig equal_ccd = hbm2e();  // tCCD_S = tCCD_L: bank groups no longer matter
+    equal_ccd.t_ccd_l = equal_ccd.t_ccd_s;
+    expect_fast_paths_match_full_search(equal_ccd, 3);
+    HbmConfig closed = hbm2e();
+    closed.page_policy = PagePolicy::Closed;
+    closed.refresh = RefreshMode::PerBank;
+    expect_fast_paths_match_full_search(closed, 4);
+    HbmConfig small_rows = hbm2e();  // 256 B rows: a 2 KiB burst opens eight
+    small_rows.column_bits = "5-7";
+    small_rows.bank_group_bits = "8,9";
+    small_rows.bank_bits = "10,15";
+    expect_fast_paths_match_full_search(small_rows, 5);
+}
