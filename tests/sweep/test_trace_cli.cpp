@@ -352,6 +352,31 @@ TEST(TraceCli, GemmTraceHasNoPartialOverlaps) {
     std::remove(file.c_str());
 }
 
+// Two tiles streaming through reused descriptor slots: each post is a flow of its own (a slot's
+// earlier flow id is not carried over), and every burst's chain runs channel -> NoC -> HBM -> data.
+TEST(TraceCli, StreamTraceLinksEveryBurstOfEveryPost) {
+    std::string file = temp_file("", ".json");
+    auto r = run_cli("run -p " + platform("trn1") + " -t stream --set testbench.bytes_per_tile='1 MiB' "
+                     "--set testbench.in_flight=4 -q --trace " + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    Trace t = load(file);
+    check_well_formed(t);
+    check_readable_tracks(t);
+    size_t descriptors = 0, data = 0;
+    for (auto& [key, spans] : t.tracks) {
+        descriptors += hop(t.names.at(key)) == "dma channel" ? spans.size() : 0;
+        data += hop(t.names.at(key)) == "dma data" ? spans.size() : 0;
+    }
+    EXPECT_EQ(descriptors, 2u * 32u);  // 2 tiles x 1 MiB / 32 KiB
+    EXPECT_EQ(data, descriptors * 16);  // 2 KiB bursts
+    EXPECT_EQ(flows_of(t).tracks.size(), descriptors);
+    std::vector<std::string> chains = flow_chains(t);
+    EXPECT_EQ(chains.size(), data);
+    for (auto& c : chains)
+        EXPECT_TRUE(is_read_burst_chain(c)) << c;
+    std::remove(file.c_str());
+}
+
 // --progress prints simulated time and speed only on a terminal; a pipe gets no progress noise.
 TEST(TraceCli, ProgressIsQuietWithoutATerminal) {
     auto r = run_cli("run -p " + platform("tiny") + " -t b2b --progress -q");
