@@ -41,6 +41,7 @@ void QueueStats::register_as(const std::string& path) {
 }
 
 void QueueStats::level(size_t size, size_t capacity, double now) {
+    track.sample(now, double(size));
     if (size >= capacity && full_since < 0) {
         full_since = now;
     } else if (size < capacity && full_since >= 0) {

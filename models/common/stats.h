@@ -3,6 +3,8 @@
 // end of simulation; modules never format output themselves. Pure C++.
 #pragma once
 
+#include "models/common/trace.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +33,7 @@ struct QueueStats {
     Histogram* occupancy = nullptr;
     Counter* time_full_ns = nullptr;
     double full_since = -1;
+    TraceCounter track;  // opened by the owner when tracing: level() steps it
     void register_as(const std::string& path);
     void sample(size_t seen) { occupancy->add(double(seen)); }  // the occupancy an arrival saw
     void level(size_t size, size_t capacity, double now);       // after every change

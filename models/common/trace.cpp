@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -182,22 +183,60 @@ void Trace::write(const std::string& path) const {
                          args.dump()));
     }
 
-    // Flows: the spans of one flow in time order, linked s -> t... -> f, each bound to its span
-    // (at the span's midpoint, so the binding slice encloses it).
-    std::map<uint64_t, std::vector<size_t>> flows;
-    for (size_t i = 0; i < events_.size(); ++i)
-        if (events_[i].args.flow)
-            flows[events_[i].args.flow].push_back(i);
-    for (auto& [id, ids] : flows) {
-        if (ids.size() < 2)
+    // Flows: per flow id, its whole spans in time order, then one chain per burst (its hops at
+    // one address) starting at the latest whole span before it. A chain is linked s -> t... -> f
+    // under an id of its own, each step bound to its span (at the span's midpoint, so the binding
+    // slice encloses it).
+    struct FlowSpans {
+        std::vector<size_t> whole;
+        std::map<uint64_t, std::vector<size_t>> bursts;  // address -> hops
+    };
+    std::map<uint64_t, FlowSpans> flows;
+    for (size_t i = 0; i < events_.size(); ++i) {
+        const SpanArgs& a = events_[i].args;
+        if (!a.flow)
             continue;
-        std::stable_sort(ids.begin(), ids.end(), [&](size_t a, size_t b) { return events_[a].start < events_[b].start; });
+        if (a.burst)
+            flows[a.flow].bursts[a.address].push_back(i);
+        else
+            flows[a.flow].whole.push_back(i);
+    }
+    auto by_time = [&](size_t a, size_t b) { return events_[a].start < events_[b].start; };
+    uint64_t chain_id = 0;
+    auto chain = [&](const std::vector<size_t>& ids) {
+        if (ids.size() < 2)
+            return;
+        ++chain_id;
         for (size_t k = 0; k < ids.size(); ++k) {
             const Event& e = events_[ids[k]];
             const char* ph = k == 0 ? "s" : k + 1 == ids.size() ? "f" : "t";
             long long mid = (ps(e.start) + ps(e.end)) / 2;
             emit(fmt::format(R"({{"ph":"{}","name":"flow","cat":"flow","id":{},"pid":{},"tid":{},"ts":{},"bp":"e"}})", ph,
-                             id, tracks_[e.track].pid, tid[e.track][lane_of[ids[k]]], us(mid)));
+                             chain_id, tracks_[e.track].pid, tid[e.track][lane_of[ids[k]]], us(mid)));
+        }
+    };
+    for (auto& [flow, f] : flows) {
+        // Of two whole spans starting together the enclosing one comes first (the instruction
+        // before the descriptor it posted).
+        std::stable_sort(f.whole.begin(), f.whole.end(), [&](size_t a, size_t b) {
+            const Event &x = events_[a], &y = events_[b];
+            return x.start < y.start || (x.start == y.start && x.end > y.end);
+        });
+        chain(f.whole);
+        std::vector<std::vector<size_t>> bursts;
+        for (auto& [address, ids] : f.bursts) {
+            std::stable_sort(ids.begin(), ids.end(), by_time);
+            bursts.push_back(ids);
+        }
+        std::stable_sort(bursts.begin(), bursts.end(),
+                         [&](const auto& a, const auto& b) { return by_time(a.front(), b.front()); });
+        for (auto& ids : bursts) {
+            // The root: the latest whole span starting no later than the burst's first hop.
+            auto root = std::upper_bound(f.whole.begin(), f.whole.end(), ids.front(),
+                                         [&](size_t a, size_t b) { return events_[a].start < events_[b].start; });
+            if (root != f.whole.begin())
+                ids.insert(ids.begin(), *std::prev(root));
+            chain(ids);
         }
     }
 

@@ -5,8 +5,10 @@
 // What the file guarantees a reader (tests/unit/test_trace.cpp, tests/platform/test_trace_file.cpp):
 // - spans carry args (command, bytes, address, descriptor, queue, pseudo-channel, tile) and a name
 //   with the size ("read 2 KiB");
-// - spans sharing a flow id (one descriptor's or burst's path: DMA -> NoC -> HBM -> back) are
-//   linked by flow events, in time order;
+// - spans sharing a flow id (one descriptor's path) are linked by flow events in time order:
+//   the whole spans (PE instruction -> DMA channel) in one chain, and each burst's hops
+//   (SpanArgs::burst, grouped by address) in a chain of their own from the DMA channel's span:
+//   channel -> NoC links -> HBM PC -> NoC links -> DMA data;
 // - no two spans on one displayed track partially overlap: a track whose spans overlap is split
 //   into lanes ("channel0", "channel0 #2", ...) at write time;
 // - tracks and processes without events are not written;
@@ -33,6 +35,9 @@ struct SpanArgs {
     int32_t tile = -1;
     int64_t instruction = -1;       // index in the PE's program (its program counter)
     uint64_t flow = 0;              // non-zero: links this span to the others of the same flow
+    // One burst's hop (NoC link, HBM PC, DMA data): the flow's spans at the same address form a
+    // chain of their own, from the flow's latest whole span before it (the DMA channel's).
+    bool burst = false;
     bool bandwidth = true;          // counts towards its process's bandwidth counter (data moving)
 };
 
@@ -88,5 +93,18 @@ private:
 };
 
 inline Trace& trace() { return Trace::instance(); }
+
+// A counter track that costs one branch per sample when tracing is off (opened only with it on).
+struct TraceCounter {
+    int id = -1;
+    void open(const std::string& process, const std::string& name) {
+        if (trace().enabled())
+            id = trace().counter(process, name);
+    }
+    void sample(double t_ns, double value) const {
+        if (id >= 0)
+            trace().sample(id, t_ns, value);
+    }
+};
 
 } // namespace nctlm

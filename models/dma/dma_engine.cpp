@@ -201,6 +201,7 @@ void DmaEngine::trace_data(const tlm::tlm_generic_payload& p, const DmaDescripto
     a.queue = int32_t(d.queue);
     a.tile = int32_t(tile_);
     a.flow = d.trace_flow;
+    a.burst = true;  // its own chain: channel -> NoC -> HBM -> data
     nctlm::trace().span(data_track_, p.is_write() ? "burst out" : "burst in", start, end, a);
 }
 

@@ -1,5 +1,6 @@
 #include "models/hbm/hbm_controller.h"
 
+#include "models/common/burst_trace.h"
 #include "models/common/sim.h"
 #include "models/common/trace.h"
 #include "models/common/transfer.h"
@@ -18,6 +19,8 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmConfig& cfg,
       refused_(stats().counter(std::string(this->name()) + ".refused", "")),
       read_latency_(&stats().histogram(std::string(this->name()) + ".read_latency_ns", "ns")) {
     socket.register_nb_transport_fw(this, &HbmController::nb_transport_fw);
+    if (cfg.model == HbmModel::Banked)
+        ingress_track_.open(this->name(), "ingress queue");
     for (uint32_t i = 0; i < cfg.pseudo_channels; ++i) {
         Pc& pc = pcs_[i];
         std::string base = fmt::format("{}.pc{}", this->name(), i);
@@ -30,6 +33,8 @@ HbmController::HbmController(sc_core::sc_module_name name, const HbmConfig& cfg,
         pc.sched = std::make_unique<PcScheduler>(cfg, timing_);
         pc.reads.register_as(base + ".read_queue");
         pc.writes.register_as(base + ".write_queue");
+        pc.reads.track.open(this->name(), fmt::format("pc{} read queue", i));
+        pc.writes.track.open(this->name(), fmt::format("pc{} write queue", i));
         sc_core::sc_spawn_options opts;
         opts.spawn_method();
         opts.set_sensitivity(&pc.wake);
@@ -94,6 +99,7 @@ bool HbmController::try_accept(tlm::tlm_generic_payload& p, const HbmLocation& l
     if (ingress_used_ >= cfg_.ingress_queue)
         return false;
     ++ingress_used_;
+    ingress_track_.sample(now, double(ingress_used_));
     pc.ingress.push_back({&p, loc, now});
     return true;
 }
@@ -105,6 +111,7 @@ void HbmController::refill(uint32_t i) {
         Waiting w = pc.ingress.front();
         pc.ingress.pop_front();
         --ingress_used_;
+        ingress_track_.sample(now_ns(), double(ingress_used_));
         admit(*w.p, w.loc, w.accepted_ns);
     }
     if (blocked_ && try_accept(*blocked_, blocked_loc_)) {
@@ -123,8 +130,11 @@ tlm::tlm_sync_enum HbmController::begin_pipe(tlm::tlm_generic_payload& p, const 
     bursts_.add(1);
     bool write = p.is_write();
     (write ? bytes_written_ : bytes_read_).add(p.get_data_length());
-    if (pc.track >= 0)
-        nctlm::trace().span(pc.track, write ? "write" : "read", occ.start_ns, occ.end_ns);
+    if (pc.track >= 0) {
+        SpanArgs a = burst_span_args(p, p.get_data_length());
+        a.pc = int32_t(loc.pseudo_channel);
+        nctlm::trace().span(pc.track, write ? "write" : "read", occ.start_ns, occ.end_ns, a);
+    }
     if (cfg_.functional && p.get_data_ptr()) {
         if (write)
             memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());
@@ -161,6 +171,11 @@ void HbmController::admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, d
     // A write larger than the whole buffer is inside it only once its overflow has drained.
     uint32_t overflow = write && r_accesses > cfg_.write_queue ? r_accesses - cfg_.write_queue : 0;
     slots_[tag] = {write && !overflow ? nullptr : &p, accepted_ns, loc.offset};
+    if (pc.track >= 0) {  // a posted write's payload is gone by the time its data moves
+        slot_args_.resize(slots_.size());
+        slot_args_[tag] = burst_span_args(p, p.get_data_length());
+        slot_args_[tag].pc = int32_t(loc.pseudo_channel);
+    }
     DramRequest r;
     r.tag = tag;
     r.write = write;
@@ -220,7 +235,8 @@ void HbmController::decide(uint32_t i) {
         }
         count(s.write, s.bytes, slot.accepted_ns, s.last_data_ns);
         if (pc.track >= 0)
-            nctlm::trace().span(pc.track, s.write ? "write" : "read", s.first_data_ns, s.last_data_ns);
+            nctlm::trace().span(pc.track, s.write ? "write" : "read", s.first_data_ns, s.last_data_ns,
+                                slot_args_[s.tag]);
         refill(i);
     }
     pc.decision_pending = false;

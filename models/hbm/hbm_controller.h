@@ -14,6 +14,7 @@
 #include "models/common/bandwidth_pipe.h"
 #include "models/common/peq.h"
 #include "models/common/stats.h"
+#include "models/common/trace.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_config.h"
 #include "models/hbm/pc_scheduler.h"
@@ -92,6 +93,8 @@ private:
     std::vector<Pc> pcs_;
     std::vector<Slot> slots_;
     std::vector<uint64_t> free_slots_;
+    std::vector<SpanArgs> slot_args_;  // tracing only: each slot's span args
+    TraceCounter ingress_track_;
     // The request the controller could not accept yet (request exclusion: at most one).
     size_t ingress_used_ = 0;
     tlm::tlm_generic_payload* blocked_ = nullptr;

@@ -1,5 +1,6 @@
 #include "models/noc/noc.h"
 
+#include "models/common/burst_trace.h"
 #include "models/common/sim.h"
 #include "models/common/trace.h"
 
@@ -26,11 +27,12 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& m
         std::string base = fmt::format("{}.stack{}_port", this->name(), s);
         ports_[s].credits = cfg.port_buffer;
         ports_[s].occupancy.register_as(base);
+        ports_[s].occupancy.track.open(this->name(), fmt::format("stack{} port credits in use", s));
         ports_[s].wait_ns = &stats().histogram(base + ".wait_ns", "ns");
     }
 }
 
-double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes) {
+double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes, bool response) {
     TransferExt& x = ext<TransferExt>(p);
     double head = x.head_ns, tail = x.tail_ns, first_end = 0, now = now_ns();
     for (size_t i = 0; i < route.size(); ++i) {
@@ -38,8 +40,11 @@ double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payloa
         Occupancy occ = link.pipe.reserve(head, bytes, now);
         if (i == 0)
             first_end = occ.end_ns;
-        if (link.track >= 0)
-            nctlm::trace().span(link.track, p.is_read() ? "read" : "write", occ.start_ns, occ.end_ns);
+        if (link.track >= 0)  // what moves: a read's request header and data, a write's data and ack
+            nctlm::trace().span(link.track,
+                                p.is_read() ? (response ? "read data" : "read request")
+                                            : (response ? "write ack" : "write data"),
+                                occ.start_ns, occ.end_ns, burst_span_args(p, uint64_t(bytes)));
         head = occ.start_ns + hop_ns_;
         tail = std::max(occ.end_ns, tail) + hop_ns_;
     }
@@ -99,7 +104,7 @@ double Noc::inject(tlm::tlm_generic_payload& p, double ready_ns) {
     if (p.is_read())
         x.head_ns = x.tail_ns = ready_ns;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, bytes);
+    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, bytes, false);
     req_peq_.notify(p, tlm::BEGIN_REQ, until(x.tail_ns));
     return accepted;
 }
@@ -158,7 +163,7 @@ tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tl
         return tlm::TLM_ACCEPTED;
     TransferExt& x = ext<TransferExt>(p);
     double bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
-    traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, bytes);
+    traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, bytes, true);
     resp_peq_.notify(p, tlm::BEGIN_RESP, until(x.tail_ns));
     phase = tlm::END_RESP;
     return tlm::TLM_UPDATED;

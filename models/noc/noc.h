@@ -66,8 +66,8 @@ private:
     // Books the request route from `ready_ns`; returns when the first link has taken it.
     double inject(tlm::tlm_generic_payload& p, double ready_ns);
     // Moves data (head/tail in the payload's TransferExt) across a route; returns the first
-    // link's occupancy end (when the sender is free again).
-    double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes);
+    // link's occupancy end (when the sender is free again). `response`: the way back (trace names).
+    double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes, bool response);
     void deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
     void send_to_stack(uint32_t stack);
     void credit_returned(uint32_t stack);

@@ -80,6 +80,7 @@ void StreamTestbench::post_next(Platform& p, uint32_t t, DmaDescriptor& d) {
         return;
     d.address = tile.base + tile.posted;
     d.bytes = std::min(cfg_.descriptor_bytes, cfg_.bytes_per_tile - tile.posted);
+    d.trace_flow = 0;  // a fresh trace flow per post, not the slot's previous one
     tile.posted += d.bytes;
     if (tile.first_post < 0)
         tile.first_post = now_ns();

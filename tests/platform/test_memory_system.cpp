@@ -2,13 +2,16 @@
 // initiator, any initiator's plain generic payload, the traffic testbench, GEMM efficiency under
 // a slower HBM, and bad banked-model configs.
 #include "models/common/sim.h"
+#include "models/common/trace.h"
 #include "models/hbm/hbm_controller.h"
 #include "models/noc/noc.h"
 #include "platforms/platform.h"
 #include "tests/support.h"
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <fstream>
+#include <set>
 #include <tlm_utils/simple_initiator_socket.h>
 
 using namespace nctlm;
@@ -172,6 +175,72 @@ TEST(PlainPayload, NocCarriesAForeignInitiatorsPayloadAndRemovesItsExtension) {
     EXPECT_EQ(w.get_extension<TransferExt>(), nullptr);
     EXPECT_EQ(r.get_extension<TransferExt>(), nullptr);
 }
+
+// A traced run with a foreign initiator: the NoC's and the HBM's spans carry what the payload
+// says (command, bytes, address, pseudo-channel) and no flow (nothing to link it to).
+void traced_plain_write_then_read(const std::vector<std::string>& sets) {
+    init_kernel();
+    trace().enable();
+    PlatformConfig cfg = load_platform("tiny", sets);
+    AddressMap map(cfg.hbm);
+    Noc noc("noc", cfg.noc, map, 1);
+    std::vector<std::unique_ptr<HbmController>> stacks;
+    for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
+        stacks.push_back(std::make_unique<HbmController>(("hbm" + std::to_string(s)).c_str(), cfg.hbm, map, s));
+        noc.stack_sockets.bind(stacks.back()->socket);
+    }
+    PlainInitiator init("init");
+    init.socket.bind(noc.tile_sockets);
+    std::vector<unsigned char> out(1024, 7), back(1024, 0);
+    tlm::tlm_generic_payload w, r;
+    uint64_t addr = map.stack_base(1) + 2048;
+    sc_core::sc_spawn([&] {
+        fill(w, true, addr, out.data(), 1024);
+        init.send(w);
+        sc_core::wait(init.response);
+        fill(r, false, addr, back.data(), 1024);
+        init.send(r);
+    });
+    sc_core::sc_start();
+    ASSERT_EQ(r.get_response_status(), tlm::TLM_OK_RESPONSE);
+    EXPECT_EQ(back, out);
+    std::string file = test::temp_file("", ".json");
+    trace().write(file);
+    std::ifstream in(file);
+    nlohmann::json j = nlohmann::json::parse(in);
+    std::remove(file.c_str());
+    std::map<std::string, std::string> process;  // pid -> name
+    for (auto& e : j["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "process_name")
+            process[e["pid"].dump()] = e["args"]["name"];
+    std::multiset<std::string> hbm_spans, noc_spans;
+    for (auto& e : j["traceEvents"]) {
+        if (e["ph"] != "X")
+            continue;
+        const nlohmann::json& a = e["args"];
+        EXPECT_FALSE(a.contains("flow")) << e.dump();
+        EXPECT_FALSE(a.contains("descriptor")) << e.dump();
+        EXPECT_EQ(a.value("address", ""), fmt::format("0x{:x}", addr)) << e.dump();
+        std::string p = process[e["pid"].dump()];
+        if (p == "hbm1") {
+            EXPECT_EQ(a["bytes"], 1024) << e.dump();
+            EXPECT_TRUE(a.contains("pseudo_channel")) << e.dump();
+            hbm_spans.insert(e["name"].get<std::string>());
+        } else if (p == "noc") {
+            noc_spans.insert(a["command"].get<std::string>() + ":" + e["name"].get<std::string>());
+        }
+    }
+    // One write and one read at the PC; across the NoC a request and a response route each.
+    EXPECT_EQ(hbm_spans, (std::multiset<std::string>{"write 1 KiB", "read 1 KiB"}));
+    for (const char* hop : {"write:write data", "write:write ack", "read:read request", "read:read data 1 KiB"})
+        EXPECT_TRUE(std::any_of(noc_spans.begin(), noc_spans.end(),
+                                [&](const std::string& s) { return s.rfind(hop, 0) == 0; }))
+            << "no NoC span " << hop;
+}
+
+TEST(PlainPayload, TracedBankedHbmAndNocNameWhatMoves) { traced_plain_write_then_read({}); }
+
+TEST(PlainPayload, TracedPipeHbmAndNocNameWhatMoves) { traced_plain_write_then_read({"hbm.model=pipe"}); }
 
 TEST(BackPressure, AcceptanceLatencyStaysBoundedWhileIssueLatencyGrows) {
     // Random 2 KiB reads: 64 outstanding fill the stack's queues; 1024 outstanding cannot all be

@@ -112,13 +112,55 @@ TEST(Trace, SpansOfOneFlowAreLinkedInTimeOrder) {
         if (e["ph"] == "M" && e["name"] == "process_name")
             process[e["pid"]] = e["args"]["name"];
     std::vector<std::pair<std::string, std::string>> steps;  // (phase, process)
+    std::set<uint64_t> ids;
     for (auto& e : j["traceEvents"])
         if (e["cat"] == "flow") {
-            EXPECT_EQ(e["id"], flow);
+            ids.insert(e["id"].get<uint64_t>());
             steps.push_back({e["ph"], process[e["pid"]]});
         }
     std::vector<std::pair<std::string, std::string>> want = {{"s", "dma"}, {"t", "noc"}, {"f", "hbm0"}};
     EXPECT_EQ(steps, want);
+    EXPECT_EQ(ids.size(), 1u);
+}
+
+// A descriptor of two bursts: the instruction -> channel chain, and one chain per burst from the
+// channel through its own hops (grouped by address), each under its own id.
+TEST(Trace, EachBurstOfAFlowHasItsOwnChainFromTheChannel) {
+    nctlm::Trace t;
+    t.enable();
+    uint64_t flow = t.new_flow();
+    nctlm::SpanArgs whole;
+    whole.flow = flow;
+    t.span(t.track("pe", "sync"), "dma", 0, 100, whole);
+    t.span(t.track("dma", "channel0"), "descriptor", 5, 15, whole);
+    int link = t.track("noc", "link0"), pc = t.track("hbm0", "pc0"), data = t.track("dma", "data");
+    for (uint64_t b = 0; b < 2; ++b) {
+        nctlm::SpanArgs a;
+        a.flow = flow;
+        a.burst = true;
+        a.address = 0x800 * b;
+        double t0 = 10 + 50 * double(b);
+        t.span(data, "burst in", t0 + 40, t0 + 50, a);  // recorded out of order
+        t.span(link, "read request", t0, t0 + 2, a);
+        t.span(pc, "read", t0 + 10, t0 + 20, a);
+        t.span(link, "read data", t0 + 25, t0 + 35, a);
+    }
+    json j = write_and_load(t);
+    std::map<int, std::string> process;
+    for (auto& e : j["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "process_name")
+            process[e["pid"]] = e["args"]["name"];
+    auto names = thread_names(j);
+    std::map<uint64_t, std::vector<std::string>> chains;  // id -> "process/thread" per step
+    for (auto& e : j["traceEvents"])
+        if (e["cat"] == "flow")
+            chains[e["id"].get<uint64_t>()].push_back(process[e["pid"]] + "/" +
+                                                     names[{e["pid"].get<int>(), e["tid"].get<int>()}]);
+    std::multiset<std::vector<std::string>> got;
+    for (auto& [_, c] : chains)
+        got.insert(c);
+    std::vector<std::string> burst = {"dma/channel0", "noc/link0", "hbm0/pc0", "noc/link0", "dma/data"};
+    EXPECT_EQ(got, (std::multiset<std::vector<std::string>>{{"pe/sync", "dma/channel0"}, burst, burst}));
 }
 
 TEST(Trace, CountersAndBandwidthAreWrittenAsCounterTracks) {
