@@ -165,6 +165,16 @@ YAML::Node load_yaml_stream(std::istream& in, const std::string& path) {
     return doc;
 }
 
+ConfigTree::ConfigTree(const ConfigTree& other)
+    : root_(YAML::Clone(other.root_)), origin_(other.origin_), first_file_(other.first_file_),
+      effective_(other.effective_) {}
+
+ConfigTree& ConfigTree::operator=(const ConfigTree& other) {
+    if (this != &other)
+        *this = ConfigTree(other);
+    return *this;
+}
+
 ConfigTree ConfigTree::from_file(const std::string& path) {
     ConfigTree t;
     t.merge_file(path);

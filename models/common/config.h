@@ -96,6 +96,14 @@ YAML::Node load_yaml_stream(std::istream& in, const std::string& name);  // the 
 // it, then --set overrides. Remembers where every key came from, for error messages.
 class ConfigTree {
 public:
+    ConfigTree() = default;
+    // A copy owns its own YAML tree: a YAML::Node copy shares one, so a --set on the copy would
+    // change the original (found by the fuzzers, which copy one base tree per input).
+    ConfigTree(const ConfigTree& other);
+    ConfigTree& operator=(const ConfigTree& other);
+    ConfigTree(ConfigTree&&) = default;
+    ConfigTree& operator=(ConfigTree&&) = default;
+
     static ConfigTree from_file(const std::string& path);  // throws ConfigError
     void merge_file(const std::string& path);               // e.g. a workload file
     void merge_document(const YAML::Node& doc, const std::string& name);  // from load_yaml_*

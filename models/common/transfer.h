@@ -24,11 +24,21 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // Trace flow id of the descriptor (0: untraced): every hop passes it as SpanArgs::flow so the
     // viewer links one burst's spans DMA -> NoC -> HBM -> back.
     uint64_t flow = 0;
+    // No data: the data pointer is the initiator's shared scratch buffer (a valid pointer, IEEE
+    // 1666-2011 14.11), which a functional target must neither store into memory nor fill.
+    bool timing_only = false;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {
         *this = static_cast<const TransferExt&>(other);
     }
 };
+
+// Whether a functional target stores or fills the payload's data: not a timing-only burst's scratch
+// buffer. A foreign initiator's plain payload (no extension) carries its data.
+inline bool carries_data(const tlm::tlm_generic_payload& p) {
+    const TransferExt* x = p.get_extension<TransferExt>();
+    return p.get_data_ptr() && !(x && x->timing_only);
+}
 
 } // namespace nctlm

@@ -150,6 +150,7 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     double now = now_ns();
     x.issue_ns = now;
     x.flow = d.trace_flow;
+    x.timing_only = !d.data;
     if (d.write) {  // the engines stream the data out of the tile: cut-through from now
         Occupancy occ = data_pipe_.reserve(now, double(length), now);
         x.head_ns = occ.start_ns;

@@ -135,7 +135,7 @@ tlm::tlm_sync_enum HbmController::begin_pipe(tlm::tlm_generic_payload& p, const 
         a.pc = int32_t(loc.pseudo_channel);
         nctlm::trace().span(pc.track, write ? "write" : "read", occ.start_ns, occ.end_ns, a);
     }
-    if (cfg_.functional && p.get_data_ptr()) {
+    if (cfg_.functional && carries_data(p)) {
         if (write)
             memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());
         else
@@ -191,7 +191,7 @@ void HbmController::admit(tlm::tlm_generic_payload& p, const HbmLocation& loc, d
     (write ? bytes_written_ : bytes_read_).add(p.get_data_length());
     if (auto* x = p.get_extension<TransferExt>())
         x->pseudo_channel = loc.pseudo_channel;
-    if (write && cfg_.functional && p.get_data_ptr())  // later reads see it: they queue behind
+    if (write && cfg_.functional && carries_data(p))  // later reads see it: they queue behind
         memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());
     if (write && !overflow) {  // posted: the data is in the controller's write buffer
         p.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -228,7 +228,7 @@ void HbmController::decide(uint32_t i) {
             respond(*slot.p, s.mark_ns, s.mark_ns);
         } else if (!s.write) {
             tlm::tlm_generic_payload& p = *slot.p;
-            if (cfg_.functional && p.get_data_ptr())
+            if (cfg_.functional && carries_data(p))
                 memory_.read(slot.offset, p.get_data_ptr(), p.get_data_length());
             p.set_response_status(tlm::TLM_OK_RESPONSE);
             respond(p, s.first_data_ns, s.last_data_ns);

@@ -151,6 +151,7 @@ private:
             TransferExt& x = ext<TransferExt>(*p);
             x = TransferExt{};
             x.tag = id;
+            x.timing_only = true;
             x.issue_ns = x.head_ns = x.tail_ns = now_ns();
             tlm::tlm_phase phase = tlm::BEGIN_REQ;
             sc_core::sc_time delay = sc_core::SC_ZERO_TIME;

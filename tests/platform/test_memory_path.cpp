@@ -213,6 +213,40 @@ TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
     EXPECT_LE(p.hbm[1]->memory().pages(), 2u);
 }
 
+// Timing-only bursts point at the DMA's shared scratch buffer (a valid pointer, not data): in a
+// functional HBM they must neither overwrite what a functional write stored nor allocate pages.
+TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAlone) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    ASSERT_TRUE(cfg.hbm.functional);
+    Platform p("top", cfg);
+    const uint64_t size = 8 * 1024;
+    std::vector<unsigned char> out(size), back(size, 0xEE);
+    for (size_t i = 0; i < size; ++i)
+        out[i] = static_cast<unsigned char>(i * 11 + 5);
+    uint64_t addr = p.stack_address(0, 4096), elsewhere = p.stack_address(1, 64 << 20);
+    DmaDescriptor w, timing_w, timing_elsewhere, r;
+    simulate(p, [&](Platform& plat) {
+        sc_core::sc_event done;
+        auto run = [&](DmaDescriptor& d) {
+            d.on_complete = [&](DmaDescriptor&) { done.notify(); };
+            plat.tiles[0].pe.post_dma(d);
+            sc_core::wait(done);
+        };
+        w = transfer(addr, size, true, 0, out.data(), nullptr);
+        run(w);
+        timing_w = transfer(addr, size, true, 1, nullptr, nullptr);  // same bytes, no data
+        run(timing_w);
+        timing_elsewhere = transfer(elsewhere, size, true, 2, nullptr, nullptr);
+        run(timing_elsewhere);
+        r = transfer(addr, size, false, 3, back.data(), nullptr);
+        run(r);
+    });
+    EXPECT_FALSE(w.failed || timing_w.failed || timing_elsewhere.failed || r.failed);
+    EXPECT_EQ(back, out);
+    EXPECT_EQ(p.hbm[1]->memory().pages(), 0u) << "timing-only traffic allocated functional pages";
+}
+
 TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
     init_kernel();
     PlatformConfig cfg = load_platform("tiny");

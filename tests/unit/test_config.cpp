@@ -110,6 +110,25 @@ TEST(Config, SetOverridesAndEchoesEffectiveValue) {
     EXPECT_EQ(t.effective()["hbm"]["controller_latency"], "30 ns");
 }
 
+// A ConfigTree copy is a deep copy: YAML::Node copies share their tree, so the fuzzers' one base
+// tree per input used to collect every input's keys (and slow down as it grew).
+TEST(Config, SetOnACopyLeavesTheOriginalAlone) {
+    ConfigTree base = ConfigTree::from_file(test::platform("trn1"));
+    ConfigTree copy = base;
+    copy.set("dma.channels=4");
+    copy.set("newsection.key=1");
+    ConfigTree assigned;
+    assigned = base;
+    assigned.set("hbm.controller_latency=30 ns");
+    EXPECT_EQ(PlatformConfig::load(copy).dma.channels, 4u);
+    EXPECT_NE(PlatformConfig::load(base).dma.channels, 4u);
+    EXPECT_FALSE(base.root()["newsection"]);
+    EXPECT_DOUBLE_EQ(PlatformConfig::load(assigned).hbm.controller_latency.ns, 30);
+    EXPECT_NE(PlatformConfig::load(base).hbm.controller_latency.ns, 30);
+    EXPECT_EQ(copy.where("dma", "channels"), "--set dma.channels=4");
+    EXPECT_NE(base.where("dma", "channels").find("trn1.yaml:12:"), std::string::npos) << base.where("dma", "channels");
+}
+
 TEST(Config, MalformedSetIsAnError) {
     ConfigTree t = ConfigTree::from_file(test::platform("trn1"));
     EXPECT_THROW(t.set("channels=4"), ConfigError);

@@ -1,4 +1,7 @@
+#include "models/common/stats.h"
 #include "models/common/units.h"
+
+#include <cmath>
 
 #include <gtest/gtest.h>
 
@@ -50,4 +53,24 @@ TEST(Units, FormatRoundTrips) {
     EXPECT_EQ(format_bandwidth(parse_bandwidth("27.2 GB/s")), "27.2 GB/s");
     EXPECT_EQ(format_duration(parse_duration("29 ns")), "29 ns");
     EXPECT_DOUBLE_EQ(parse_duration(format_duration(parse_duration("1300 ns"))).ns, 1300);
+}
+
+// Issue 12 "stats noise": differences of absolute times in double printed a latency of
+// 150.00000000000003 ns and a wait_ns.min of -1.1e-13; stats in ns are reported on the fs grid.
+TEST(StatsNoise, Latency150Point00000000000003AndWaitMinus1e13OnTheFsGrid) {
+    StatsRegistry reg;
+    Histogram& wait = reg.histogram("top.pc0.wait_ns", "ns");
+    wait.add(-1.1e-13);
+    wait.add(0.1 + 0.2);  // 0.30000000000000004
+    Histogram& latency = reg.histogram("top.latency_ns", "ns");
+    latency.add(150.00000000000003);
+    reg.counter("top.busy_ns", "ns").add(150.00000000000003);
+    nlohmann::json j = reg.to_json();
+    EXPECT_EQ(j["top"]["pc0"]["wait_ns"]["min"].get<double>(), 0.0);
+    EXPECT_FALSE(std::signbit(j["top"]["pc0"]["wait_ns"]["min"].get<double>())) << "printed as -0";
+    EXPECT_EQ(j["top"]["pc0"]["wait_ns"]["max"].get<double>(), 0.3);
+    EXPECT_EQ(j["top"]["latency_ns"]["p50"].get<double>(), 150.0);
+    EXPECT_EQ(j["top"]["latency_ns"]["mean"].get<double>(), 150.0);
+    EXPECT_EQ(j["top"]["busy_ns"].get<double>(), 150.0);
+    EXPECT_EQ(on_fs_grid(1e12), 1e12) << "beyond 2^53 fs the value is left alone";
 }
