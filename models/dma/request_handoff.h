@@ -3,12 +3,14 @@
 //
 // Order: first come, first served. A channel that asks while the socket is owned (or others are
 // already waiting) joins the tail of the queue; the owner hands the socket to the head of the queue
-// when its request is accepted (END_REQ). A channel that wants the socket again for its next burst
-// asks again and queues behind the others, so channels with work interleave their bursts round
-// robin in the order they first asked. Same-instant requests queue in the order their threads run
-// (deterministic for a given kernel). Nobody waits on a shared event, so nothing wakes in vain.
+// when its last request is accepted (END_REQ). The DMA engine asks when a channel takes a
+// descriptor, so descriptors reach the socket in the order they were taken (the queues' round
+// robin), and holds it for the descriptor's bursts: interleaving the bursts of several
+// descriptors, or leaving the order to whichever waiting thread the kernel runs first, moved the
+// banked HBM's bandwidth by up to 25 % on stream. Nobody waits on a shared event: no futile wake-ups.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 
 namespace nctlm {
