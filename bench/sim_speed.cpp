@@ -140,7 +140,7 @@ private:
         socket->nb_transport_fw(p, phase, delay);
         p.release();
         --outstanding_;
-        slot_free_.notify(sc_core::SC_ZERO_TIME);
+        slot_free_.notify();  // immediate: the issuing thread runs in this evaluation phase
         if (++completed_ == bursts_)
             done.notify(sc_core::SC_ZERO_TIME);
     }
