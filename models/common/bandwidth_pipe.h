@@ -35,8 +35,8 @@ private:
 
 } // namespace nctlm
 
-#include <deque>
 #include <utility>
+#include <vector>
 
 namespace nctlm {
 
@@ -45,18 +45,27 @@ namespace nctlm {
 // BandwidthPipe would push every later booking behind the latest one, so links fed by routes
 // of different lengths could never run at full rate. Not for HBM pseudo-channels: those must
 // keep arrival order.
+//
+// Cost: the booked intervals are a sorted vector; finished ones are dropped from the front
+// (amortized O(1)), the first interval that can matter is found by binary search (O(log n)), and
+// only the gaps too short for the transfer are stepped over (n is the bookings still ahead, which
+// the NoC's credits bound: the cost does not grow with the size of a transfer).
 class LinkSchedule {
 public:
     explicit LinkSchedule(Bandwidth bw = Bandwidth{1}) : ns_per_byte_(1e9 / bw.bytes_per_s) {}
     // Earliest slot of bytes ÷ bandwidth at or after ready_ns; `now_ns` lets finished intervals go.
     Occupancy reserve(double ready_ns, double bytes, double now_ns) {
-        while (!busy_.empty() && busy_.front().second <= now_ns)
-            busy_.pop_front();
+        while (head_ < busy_.size() && busy_[head_].second <= now_ns)
+            ++head_;
+        if (head_ >= 32 && 2 * head_ >= busy_.size()) {  // compact once the dead prefix dominates
+            busy_.erase(busy_.begin(), busy_.begin() + std::ptrdiff_t(head_));
+            head_ = 0;
+        }
         double length = bytes * ns_per_byte_;
         double start = ready_ns;
-        auto it = busy_.begin();
-        while (it != busy_.end() && it->second <= start)
-            ++it;
+        // The first interval still busy at `start` (intervals are disjoint: sorted by end too).
+        auto it = std::upper_bound(busy_.begin() + std::ptrdiff_t(head_), busy_.end(), start,
+                                   [](double t, const std::pair<double, double>& b) { return t < b.second; });
         for (; it != busy_.end(); ++it) {
             if (it->first - start >= length)
                 break;
@@ -64,15 +73,19 @@ public:
         }
         double end = start + length;
         // Insert [start, end) before `it`, merging with neighbours it touches.
-        auto pos = busy_.insert(it, {start, end});
-        if (pos != busy_.begin() && std::prev(pos)->second >= start) {
-            std::prev(pos)->second = std::max(std::prev(pos)->second, end);
-            pos = std::prev(busy_.erase(pos));
-        }
-        auto next = std::next(pos);
-        if (next != busy_.end() && next->first <= pos->second) {
-            pos->second = std::max(pos->second, next->second);
-            busy_.erase(next);
+        auto first = busy_.begin() + std::ptrdiff_t(head_);
+        if (it != first && std::prev(it)->second >= start) {
+            auto prev = std::prev(it);
+            prev->second = std::max(prev->second, end);
+            if (it != busy_.end() && it->first <= prev->second) {
+                prev->second = std::max(prev->second, it->second);
+                busy_.erase(it);
+            }
+        } else if (it != busy_.end() && it->first <= end) {
+            it->first = start;
+            it->second = std::max(it->second, end);
+        } else {
+            busy_.insert(it, {start, end});
         }
         busy_ns_ += length;
         bytes_ += bytes;
@@ -80,10 +93,12 @@ public:
     }
     double busy_ns() const { return busy_ns_; }
     double bytes() const { return bytes_; }
+    size_t bookings() const { return busy_.size() - head_; }  // intervals still ahead (merged)
 
 private:
     double ns_per_byte_;
-    std::deque<std::pair<double, double>> busy_;  // disjoint, sorted, merged when touching
+    std::vector<std::pair<double, double>> busy_;  // disjoint, sorted, merged when touching
+    size_t head_ = 0;                              // busy_[0, head_) are finished
     double busy_ns_ = 0, bytes_ = 0;
 };
 

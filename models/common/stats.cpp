@@ -7,36 +7,135 @@
 
 namespace nctlm {
 
+uint32_t Histogram::bucket_of(uint64_t steps) {
+    constexpr uint64_t exact = 2ull << kSubBits;  // 128: one bucket per step below
+    if (steps < exact)
+        return uint32_t(steps);
+    int e = 63 - __builtin_clzll(steps);  // >= kSubBits + 1
+    uint64_t sub = (steps >> (e - kSubBits)) - (1ull << kSubBits);  // 0..63
+    return uint32_t(exact + uint64_t(e - kSubBits - 1) * (1ull << kSubBits) + sub);
+}
+
+uint64_t Histogram::bucket_width(uint32_t bucket) {
+    constexpr uint64_t exact = 2ull << kSubBits;
+    if (bucket < exact)
+        return 1;
+    return 1ull << ((bucket - exact) >> kSubBits) << 1;
+}
+
+uint64_t Histogram::bucket_low(uint32_t bucket) {
+    constexpr uint64_t exact = 2ull << kSubBits;
+    if (bucket < exact)
+        return bucket;
+    uint64_t octave = (bucket - exact) >> kSubBits, sub = (bucket - exact) & ((1ull << kSubBits) - 1);
+    return ((1ull << kSubBits) + sub) << (octave + 1);
+}
+
+void Histogram::Side::add(uint32_t bucket, uint64_t n) {
+    if (counts.empty()) {
+        first = bucket;
+        counts.assign(1, 0);
+    } else if (bucket < first) {
+        counts.insert(counts.begin(), first - bucket, 0);
+        first = bucket;
+    } else if (bucket >= first + counts.size()) {
+        counts.resize(bucket - first + 1, 0);
+    }
+    counts[bucket - first] += n;
+}
+
+void Histogram::add(double v) {
+    if (count_ == 0 || v < min_)
+        min_ = v;
+    if (count_ == 0 || v > max_)
+        max_ = v;
+    ++count_;
+    sum_ += v;
+    double steps = std::abs(v) / resolution + 0.5;
+    if (steps < 1) {
+        ++zeros_;
+        return;
+    }
+    // Beyond 2^63 steps (2.5 hours in fs) everything shares the top bucket; max stays exact.
+    uint64_t q = steps >= 9.2e18 ? (1ull << 63) : uint64_t(steps);
+    (v < 0 ? neg_ : pos_).add(bucket_of(q), 1);
+}
+
+void Histogram::merge(const Histogram& other) {
+    if (other.count_ == 0)
+        return;
+    if (count_ == 0) {
+        if (unit.empty())
+            unit = other.unit;
+        resolution = other.resolution;
+        min_ = other.min_;
+        max_ = other.max_;
+    } else {
+        min_ = std::min(min_, other.min_);
+        max_ = std::max(max_, other.max_);
+    }
+    count_ += other.count_;
+    zeros_ += other.zeros_;
+    sum_ += other.sum_;
+    for (const auto* sides : {&other.pos_, &other.neg_}) {
+        Side& mine = sides == &other.pos_ ? pos_ : neg_;
+        for (size_t i = 0; i < sides->counts.size(); ++i)
+            if (sides->counts[i])
+                mine.add(uint32_t(sides->first + i), sides->counts[i]);
+    }
+}
+
+double Histogram::value_of(const Side&, uint32_t bucket, bool negative) const {
+    // The middle of the bucket's grid steps: within half its width (<= 1/128 of its low end).
+    double mid = double(bucket_low(bucket)) + double(bucket_width(bucket) - 1) / 2;
+    double v = (negative ? -mid : mid) * resolution;
+    return std::clamp(v, min_, max_);
+}
+
+double Histogram::percentile(double p) const {
+    if (count_ == 0)
+        return 0;
+    uint64_t rank = uint64_t(std::ceil(p * double(count_)));
+    rank = std::clamp<uint64_t>(rank, 1, count_);
+    if (rank == count_)
+        return max_;
+    uint64_t seen = 0;
+    // Ascending: negatives from the largest magnitude, then zeros, then positives.
+    for (size_t i = neg_.counts.size(); i-- > 0;) {
+        seen += neg_.counts[i];
+        if (seen >= rank)
+            return value_of(neg_, uint32_t(neg_.first + i), true);
+    }
+    seen += zeros_;
+    if (seen >= rank)
+        return std::clamp(0.0, min_, max_);
+    for (size_t i = 0; i < pos_.counts.size(); ++i) {
+        seen += pos_.counts[i];
+        if (seen >= rank)
+            return value_of(pos_, uint32_t(pos_.first + i), false);
+    }
+    return max_;
+}
+
 nlohmann::json Histogram::summary() const {
     nlohmann::json j;
-    j["count"] = samples.size();
+    j["count"] = count_;
     j["unit"] = unit;
-    if (samples.empty())
+    if (count_ == 0)
         return j;
-    std::vector<double> s = samples;
-    if (unit == "ns")  // times are whole fs: drop the float noise of their differences
-        for (double& v : s)
-            v = on_fs_grid(v);
-    std::sort(s.begin(), s.end());
-    // Nearest-rank percentile.
-    auto pct = [&](double p) {
-        size_t rank = size_t(std::ceil(p * s.size()));
-        return s[rank == 0 ? 0 : std::min(rank, s.size()) - 1];
-    };
-    double sum = 0;
-    for (double v : s)
-        sum += v;
-    j["mean"] = unit == "ns" ? on_fs_grid(sum / s.size()) : sum / s.size();
-    j["min"] = s.front();
-    j["p50"] = pct(0.50);
-    j["p90"] = pct(0.90);
-    j["p99"] = pct(0.99);
-    j["max"] = s.back();
+    // Times are whole fs: drop the float noise of their differences.
+    auto out = [&](double v) { return unit == "ns" ? on_fs_grid(v) : v; };
+    j["mean"] = out(mean());
+    j["min"] = out(min_);
+    j["p50"] = out(percentile(0.50));
+    j["p90"] = out(percentile(0.90));
+    j["p99"] = out(percentile(0.99));
+    j["max"] = out(max_);
     return j;
 }
 
 void QueueStats::register_as(const std::string& path) {
-    occupancy = &stats().histogram(path + ".occupancy", "requests");
+    occupancy = &stats().histogram(path + ".occupancy", "requests", 1.0);
     time_full_ns = &stats().counter(path + ".time_full_ns", "ns");
 }
 
@@ -64,11 +163,12 @@ Counter& StatsRegistry::counter(const std::string& path, const std::string& unit
     return *c;
 }
 
-Histogram& StatsRegistry::histogram(const std::string& path, const std::string& unit) {
+Histogram& StatsRegistry::histogram(const std::string& path, const std::string& unit, double resolution) {
     auto& h = histograms_[path];
     if (!h) {
         h = std::make_unique<Histogram>();
         h->unit = unit;
+        h->resolution = resolution;
     }
     return *h;
 }

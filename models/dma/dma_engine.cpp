@@ -10,7 +10,7 @@ namespace nctlm {
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_t tile)
     : sc_module(name), socket("socket"), cfg_(cfg), tile_(tile), queues_(cfg.queues), queue_active_(cfg.queues, 0),
-      channel_done_(cfg.channels), data_pipe_(cfg.data_bandwidth()), completions_("completions"),
+      channel_done_(cfg.channels), wake_(cfg.channels), granted_(cfg.channels), data_pipe_(cfg.data_bandwidth()), completions_("completions"),
       descriptor_time_(to_sc(cfg.clock.cycles(cfg.descriptor_cycles))),
       completion_ns_(cfg.clock.cycles(cfg.completion_cycles).ns),
       bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
@@ -61,7 +61,15 @@ void DmaEngine::post(DmaDescriptor& d) {
     sample_queue(d.queue);
     live_.push_back(&d);
     ++outstanding_;
-    work_.notify(sc_core::SC_ZERO_TIME);
+    wake_idle();
+}
+
+void DmaEngine::wake_idle() {
+    if (idle_.empty())
+        return;
+    int c = idle_.front();
+    idle_.pop_front();
+    wake_[size_t(c)].notify(sc_core::SC_ZERO_TIME);
 }
 
 void DmaEngine::sample_queue(uint32_t q) {
@@ -88,19 +96,29 @@ DmaDescriptor* DmaEngine::take_next() {
 }
 
 void DmaEngine::channel_thread(int channel) {
+    int freed_queue = -1;  // the queue whose channel limit this channel just released
     while (true) {
         DmaDescriptor* d = take_next();
         if (!d) {
-            sc_core::wait(work_);
+            idle_.push_back(channel);
+            sc_core::wait(wake_[size_t(channel)]);
             continue;
         }
+        // Releasing a queue's channel slot may have made a descriptor eligible that this channel
+        // did not take (it took another queue's by round robin): an idle channel takes it.
+        if (freed_queue >= 0 && int(d->queue) != freed_queue && !queues_[size_t(freed_queue)].empty())
+            wake_idle();
+        freed_queue = -1;
         double t_take = now_ns();
-        sc_core::wait(descriptor_time_);
+        // Its turn on the request socket is taken now, in the order descriptors are taken (the
+        // queues' round robin), and starts once the descriptor is read. The socket is this
+        // channel's for all of the descriptor's bursts, handed over at the last one's END_REQ.
+        acquire_request(channel, t_take + ns(descriptor_time_));
         // Cut on burst_size boundaries so every burst maps to one pseudo-channel.
         uint64_t addr = d->address, end = d->address + d->bytes;
         while (addr < end) {
             uint64_t next = std::min(end, (addr / cfg_.burst_size + 1) * cfg_.burst_size);
-            issue_burst(*d, addr - d->address, next - addr);
+            issue_burst(*d, addr - d->address, next - addr, next == end);
             addr = next;
         }
         d->t_last_accept = now_ns();
@@ -123,19 +141,28 @@ void DmaEngine::channel_thread(int channel) {
                                 now_ns(), a);
         }
         --queue_active_[d->queue];
-        work_.notify(sc_core::SC_ZERO_TIME);
+        freed_queue = int(d->queue);  // this channel looks for its next descriptor itself
     }
 }
 
-void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) {
-    // Request exclusion: one BEGIN_REQ at a time on the socket, until its END_REQ. A request the
-    // next hop holds back (back-pressure) keeps the socket busy for an unknown time: wait for it.
-    while (request_held_ || sc_core::sc_time_stamp() < at(request_free_at_)) {
-        if (request_held_)
-            sc_core::wait(request_released_);
-        else
-            sc_core::wait(until(request_free_at_));
-    }
+void DmaEngine::acquire_request(int channel, double ready_ns) {
+    RequestHandoff::Grant g = request_.acquire(channel, now_ns());
+    if (!g.now)
+        sc_core::wait(granted_[size_t(channel)]);  // handed over when the socket is free
+    double from = std::max(g.now ? g.from_ns : now_ns(), ready_ns);
+    if (from > now_ns())
+        sc_core::wait(until(from));
+}
+
+void DmaEngine::release_request(double free_ns) {
+    int next = request_.release(free_ns);
+    if (next >= 0)
+        granted_[size_t(next)].notify(until(free_ns));
+}
+
+void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last) {
+    // Request exclusion: one BEGIN_REQ at a time on the socket (held by this channel), until its
+    // END_REQ. A request the next hop holds back (back-pressure) keeps it busy for an unknown time.
     tlm::tlm_generic_payload* p = pool_.acquire();
     p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p->set_address(d.address + offset);
@@ -163,19 +190,20 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length) 
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     tlm::tlm_sync_enum s = socket->nb_transport_fw(*p, phase, delay);
     if (s == tlm::TLM_COMPLETED) {  // refused at once (address error)
+        if (last)
+            release_request(now);
         burst_done(*p, false);
         return;
     }
     if (s == tlm::TLM_UPDATED && phase == tlm::END_REQ) {
-        request_free_at_ = now + ns(delay);
+        if (last)
+            release_request(now + ns(delay));  // the next channel's turn starts at END_REQ
         if (delay > sc_core::SC_ZERO_TIME)
             sc_core::wait(delay);
     } else {
-        request_held_ = true;
-        sc_core::wait(end_req_);
-        request_held_ = false;
-        request_free_at_ = now_ns();
-        request_released_.notify(sc_core::SC_ZERO_TIME);
+        sc_core::wait(end_req_);  // held back: the socket stays ours until END_REQ
+        if (last)
+            release_request(now_ns());
     }
 }
 

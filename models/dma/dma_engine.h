@@ -10,6 +10,7 @@
 #include "models/common/transfer.h"
 #include "models/dma/dma_config.h"
 #include "models/dma/dma_descriptor.h"
+#include "models/dma/request_handoff.h"
 
 #include <deque>
 #include <string>
@@ -37,7 +38,8 @@ public:
 private:
     void channel_thread(int channel);
     DmaDescriptor* take_next();
-    void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length);
+    void wake_idle();
+    void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last);
     void burst_done(tlm::tlm_generic_payload& p, bool in_bw_call);
     void retire();
     void trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end);
@@ -50,11 +52,17 @@ private:
     std::vector<std::deque<DmaDescriptor*>> queues_;
     std::vector<uint32_t> queue_active_;
     uint32_t rr_next_ = 0;
-    sc_core::sc_event work_, end_req_;
+    sc_core::sc_event end_req_;
     std::vector<sc_core::sc_event> channel_done_;
-    double request_free_at_ = 0;  // request exclusion on the shared socket
-    bool request_held_ = false;   // a BEGIN_REQ awaits its END_REQ (the next hop pushed back)
-    sc_core::sc_event request_released_;
+    // Idle channels, longest idle first: a posted descriptor wakes one (not all of them).
+    std::deque<int> idle_;
+    std::vector<sc_core::sc_event> wake_;
+    // Request exclusion on the shared socket, handed over at END_REQ in first-come-first-served
+    // order (request_handoff.h): a waiting channel sleeps until its turn, no re-polling.
+    RequestHandoff request_;
+    std::vector<sc_core::sc_event> granted_;
+    void acquire_request(int channel, double ready_ns);
+    void release_request(double free_ns);
     // The engines' data path into/out of the tile. Gap-filling: a write booked at issue must not
     // push back read data that arrived (head) earlier but is delivered (tail) later.
     LinkSchedule data_pipe_;

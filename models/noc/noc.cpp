@@ -32,8 +32,8 @@ Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& m
     }
 }
 
-double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes, bool response) {
-    TransferExt& x = ext<TransferExt>(p);
+double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, TransferExt& x,
+                     double bytes, bool response) {
     double head = x.head_ns, tail = x.tail_ns, first_end = 0, now = now_ns();
     for (size_t i = 0; i < route.size(); ++i) {
         Link& link = links_[route[i]];
@@ -86,25 +86,24 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
     Port& port = ports_[loc->stack];
     port.occupancy.sample(cfg_.port_buffer - port.credits + port.waiting.size());
     if (port.credits == 0 || !port.waiting.empty()) {
-        port.waiting.push_back({tile, &p, now});
+        port.waiting.push_back({tile, &p, x, now});
         return tlm::TLM_ACCEPTED;  // END_REQ when a credit returns
     }
     --port.credits;
     port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now);
     port.wait_ns->add(0);
-    double accepted = inject(p, now);
+    double accepted = inject(p, *x, now);
     // Accepted once the first link has taken the request: the DMA channel may move on.
     phase = tlm::END_REQ;
     delay = until(accepted);
     return tlm::TLM_UPDATED;
 }
 
-double Noc::inject(tlm::tlm_generic_payload& p, double ready_ns) {
-    TransferExt& x = ext<TransferExt>(p);
+double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns) {
     if (p.is_read())
         x.head_ns = x.tail_ns = ready_ns;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, bytes, false);
+    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, x, bytes, false);
     req_peq_.notify(p, tlm::BEGIN_REQ, until(x.tail_ns));
     return accepted;
 }
@@ -145,7 +144,7 @@ void Noc::credit_returned(uint32_t stack) {
     double now = now_ns();
     port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now);
     port.wait_ns->add(now - w.since_ns);
-    double accepted = inject(*w.p, now);
+    double accepted = inject(*w.p, *w.x, now);
     tlm::tlm_phase phase = tlm::END_REQ;
     sc_core::sc_time delay = until(accepted);
     tile_sockets[w.tile]->nb_transport_bw(*w.p, phase, delay);
@@ -163,7 +162,7 @@ tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tl
         return tlm::TLM_ACCEPTED;
     TransferExt& x = ext<TransferExt>(p);
     double bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
-    traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, bytes, true);
+    traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, x, bytes, true);
     resp_peq_.notify(p, tlm::BEGIN_RESP, until(x.tail_ns));
     phase = tlm::END_RESP;
     return tlm::TLM_UPDATED;

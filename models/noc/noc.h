@@ -45,6 +45,7 @@ private:
     struct Waiting {
         int tile;
         tlm::tlm_generic_payload* p;
+        TransferExt* x;
         double since_ns;
     };
     struct Port {  // toward one stack
@@ -64,10 +65,11 @@ private:
     tlm::tlm_sync_enum bw_from_stack(int stack, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
     // Books the request route from `ready_ns`; returns when the first link has taken it.
-    double inject(tlm::tlm_generic_payload& p, double ready_ns);
+    double inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns);
     // Moves data (head/tail in the payload's TransferExt) across a route; returns the first
     // link's occupancy end (when the sender is free again). `response`: the way back (trace names).
-    double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, double bytes, bool response);
+    double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, TransferExt& x, double bytes,
+                    bool response);
     void deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
     void send_to_stack(uint32_t stack);
     void credit_returned(uint32_t stack);

@@ -1,5 +1,6 @@
 #include "models/pe/gemm_program.h"
 
+#include <array>
 #include <stdexcept>
 
 namespace nctlm {
@@ -36,18 +37,17 @@ Program make_weight_preload(const GemmWorkload& w, const GemmAddresses& a) {
     return p;
 }
 
-Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
-    std::string problem = w.check(pe);
-    if (!problem.empty())
-        throw std::invalid_argument(problem);
+namespace {
+
+// Tile i's instructions in program order, appended to `out`.
+void gemm_tile(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a, uint32_t i,
+               std::vector<Instruction>& out) {
     using S = GemmSemaphores;
     const uint32_t B = w.buffers, F = pe.operand_buffers;
-    Program p;
-    p.tiles = w.tiles;
-    p.semaphores = S::count(B);
     const uint32_t mb = GemmWorkload::blocks(w.m, w.tile_m), kb = GemmWorkload::blocks(w.k, w.tile_k),
                    nb = GemmWorkload::blocks(w.n, w.tile_n);
-    for (uint32_t i = 0; i < w.tiles; ++i) {
+    auto& p = out;
+    {
         const uint32_t slot = i % B;
         const uint64_t round = i / B + 1; // the slot semaphores' value once tile i is through
         // DMA-in: A (and B when streamed) into the slot, once the slot's previous tile is fetched.
@@ -63,14 +63,14 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
         if (i >= B)
             in.waits.push_back({S::fetch, i - B + 1});
         in.signal = int(S::dma_in(slot));
-        p.instructions.push_back(in);
+        p.push_back(in);
         if (!w.weights_resident) { // B rides along as a second instruction on the same slot
             Instruction inb = in;
             inb.address = a.b + b_index * w.b_bytes();
             inb.bytes = w.b_bytes();
             inb.waits.clear();
             inb.signal = int(S::dma_in(slot));
-            p.instructions.push_back(inb);
+            p.push_back(inb);
         }
         // Fetch both operands SBUF -> array once they are in and a staging buffer is free.
         Instruction f;
@@ -84,9 +84,9 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
         if (i >= F)
             f.waits.push_back({S::gemm, i - F + 1});
         f.signal = S::fetch;
-        p.instructions.push_back(f);
+        p.push_back(f);
         // Matmuls: every (m, n) output block accumulates over the K blocks in its PSUM slot.
-        size_t first = p.instructions.size();
+        size_t first = p.size();
         for (uint32_t bm = 0; bm < mb; ++bm)
             for (uint32_t bn = 0; bn < nb; ++bn)
                 for (uint32_t bk = 0; bk < kb; ++bk) {
@@ -101,14 +101,14 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
                     mm.dtype = w.dtype;
                     mm.partitions = mm.n_stationary; // output rows land on PSUM partitions
                     mm.psum_bytes = uint64_t(mm.n_stationary) * mm.n_moving * 4;
-                    p.instructions.push_back(mm);
+                    p.push_back(mm);
                 }
-        p.instructions[first].waits.push_back({S::fetch, i + 1});
+        p[first].waits.push_back({S::fetch, i + 1});
         if (i >= B)
-            p.instructions[first].waits.push_back({S::evacuate, i - B + 1});
-        p.instructions.back().signal = S::gemm;
+            p[first].waits.push_back({S::evacuate, i - B + 1});
+        p.back().signal = S::gemm;
         // Evacuate PSUM -> SBUF (vector copy per output block) once the slot's old C is written back.
-        first = p.instructions.size();
+        first = p.size();
         for (uint32_t bm = 0; bm < mb; ++bm)
             for (uint32_t bn = 0; bn < nb; ++bn) {
                 Instruction c;
@@ -121,12 +121,12 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
                 c.psum_bytes = uint64_t(c.partitions) * c.n_free * 4;
                 c.bytes = uint64_t(c.partitions) * c.n_free * dtype_bytes(w.dtype);
                 c.dtype = w.dtype;
-                p.instructions.push_back(c);
+                p.push_back(c);
             }
-        p.instructions[first].waits.push_back({S::gemm, i + 1});
+        p[first].waits.push_back({S::gemm, i + 1});
         if (i >= B)
-            p.instructions[first].waits.push_back({S::dma_out(B, slot), round - 1});
-        p.instructions.back().signal = S::evacuate;
+            p[first].waits.push_back({S::dma_out(B, slot), round - 1});
+        p.back().signal = S::evacuate;
         // Write C back to HBM.
         Instruction out;
         out.op = Op::DmaWrite;
@@ -139,8 +139,86 @@ Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmA
         out.queue = 1;
         out.waits.push_back({S::evacuate, i + 1});
         out.signal = int(S::dma_out(B, slot));
-        p.instructions.push_back(out);
+        p.push_back(out);
     }
+}
+
+// Instructions per tile of each unit, in the order of gemm_tile.
+std::array<uint64_t, kUnits> per_tile(const GemmWorkload& w) {
+    const uint64_t mb = GemmWorkload::blocks(w.m, w.tile_m), kb = GemmWorkload::blocks(w.k, w.tile_k),
+                   nb = GemmWorkload::blocks(w.n, w.tile_n);
+    std::array<uint64_t, kUnits> n{};
+    n[int(Unit::DmaIn)] = w.weights_resident ? 1 : 2;
+    n[int(Unit::Fetch)] = 1;
+    n[int(Unit::Tensor)] = mb * nb * kb;
+    n[int(Unit::Vector)] = mb * nb;
+    n[int(Unit::DmaOut)] = 1;
+    return n;
+}
+
+// The GEMM program generated tile by tile as each unit reaches it: memory stays a few tiles'
+// instructions whatever the tile count (a 4800-tile stream held whole took ~30 MB).
+class GemmSource : public ProgramSource {
+public:
+    GemmSource(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a)
+        : w_(w), pe_(pe), a_(a), per_tile_(per_tile(w)) {
+        for (int u = 0; u < kUnits; ++u)
+            tile_size_ += per_tile_[u];
+        cache_tile_.fill(UINT64_MAX);
+    }
+    uint64_t count(Unit u) const override { return per_tile_[int(u)] * w_.tiles; }
+    uint64_t at(Unit u, uint64_t k, Instruction& out) const override {
+        const uint64_t n = per_tile_[int(u)], tile = k / n, j = k % n;
+        std::vector<Instruction>& cache = cache_[int(u)];
+        if (cache_tile_[int(u)] != tile) {  // each unit walks the tiles in order: one generation each
+            cache.clear();
+            gemm_tile(w_, pe_, a_, uint32_t(tile), cache);
+            cache_tile_[int(u)] = tile;
+        }
+        // Program order inside a tile: this unit's instructions start after the earlier units'
+        // (DMA-in, fetch, matmuls, copies, DMA-out).
+        uint64_t offset = 0;
+        for (Unit v : {Unit::DmaIn, Unit::Fetch, Unit::Tensor, Unit::Vector, Unit::DmaOut}) {
+            if (v == u)
+                break;
+            offset += per_tile_[int(v)];
+        }
+        out = cache[offset + j];
+        return tile * tile_size_ + offset + j;
+    }
+
+private:
+    GemmWorkload w_;
+    PeConfig pe_;
+    GemmAddresses a_;
+    std::array<uint64_t, kUnits> per_tile_;
+    uint64_t tile_size_ = 0;
+    mutable std::array<std::vector<Instruction>, kUnits> cache_;
+    mutable std::array<uint64_t, kUnits> cache_tile_;
+};
+
+} // namespace
+
+Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
+    std::string problem = w.check(pe);
+    if (!problem.empty())
+        throw std::invalid_argument(problem);
+    Program p;
+    p.tiles = w.tiles;
+    p.semaphores = GemmSemaphores::count(w.buffers);
+    for (uint32_t i = 0; i < w.tiles; ++i)
+        gemm_tile(w, pe, a, i, p.instructions);
+    return p;
+}
+
+Program make_gemm_stream(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
+    std::string problem = w.check(pe);
+    if (!problem.empty())
+        throw std::invalid_argument(problem);
+    Program p;
+    p.tiles = w.tiles;
+    p.semaphores = GemmSemaphores::count(w.buffers);
+    p.source = std::make_shared<GemmSource>(w, pe, a);
     return p;
 }
 

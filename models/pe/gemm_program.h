@@ -30,6 +30,9 @@ struct GemmSemaphores {
 
 // The main pipeline (throws std::invalid_argument if w.check(pe) fails).
 Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a);
+// The same instructions generated tile by tile as the PE's units reach them (Program::source):
+// memory independent of w.tiles.
+Program make_gemm_stream(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a);
 // The weight preload run before it when w.weights_resident (one DMA read of B).
 Program make_weight_preload(const GemmWorkload& w, const GemmAddresses& a);
 

@@ -38,10 +38,11 @@ PeRunRecord ProcessingElement::execute(const Program& program) {
     program_ = &program;
     for (auto& q : queues_)
         q.clear();
-    for (size_t i = 0; i < program.instructions.size(); ++i)
-        queues_[int(program.instructions[i].unit)].push_back(i);
+    if (!program.source)
+        for (size_t i = 0; i < program.instructions.size(); ++i)
+            queues_[int(program.instructions[i].unit)].push_back(i);
     sems_.assign(program.semaphores, 0);
-    pending_ = program.instructions.size();
+    pending_ = program.size();
     record_ = PeRunRecord{};
     record_.launch_ns = now_ns();
     record_.tiles.resize(program.tiles);
@@ -68,7 +69,7 @@ void ProcessingElement::wait_for(const Instruction& ins) {
     }
 }
 
-void ProcessingElement::complete(const Instruction& ins, double start, double end, uint64_t flow) {
+void ProcessingElement::complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow) {
     if (ins.tile < record_.tiles.size())
         record_.tiles[ins.tile][int(ins.stage)].cover(start, end);
     if (tracks_[int(ins.unit)] >= 0) {
@@ -82,12 +83,8 @@ void ProcessingElement::complete(const Instruction& ins, double start, double en
             a.bandwidth = false;  // the DMA engine's data spans carry the bandwidth
         }
         a.tile = int32_t(ins.tile);
-        if (program_ && !program_->instructions.empty()) {  // its index, if it is in this program
-            const Instruction* begin = program_->instructions.data();
-            std::less<const Instruction*> before;
-            if (!before(&ins, begin) && before(&ins, begin + program_->instructions.size()))
-                a.instruction = int64_t(&ins - begin);
-        }
+        if (index >= 0)
+            a.instruction = index;
         a.flow = flow;
         nctlm::trace().span(tracks_[int(ins.unit)], stage_name(ins.stage), start, end, a);
     }
@@ -104,16 +101,21 @@ void ProcessingElement::unit_thread(int unit) {
     while (true) {
         sc_core::wait(start_[unit]);
         const Program* program = program_;
-        for (size_t index : queues_[unit]) {
-            const Instruction& ins = program->instructions[index];
+        const ProgramSource* source = program->source.get();
+        const uint64_t n = source ? source->count(Unit(unit)) : queues_[unit].size();
+        Instruction generated;
+        for (uint64_t k = 0; k < n; ++k) {
+            uint64_t index = source ? source->at(Unit(unit), k, generated) : queues_[unit][k];
+            const Instruction& ins = source ? generated : program->instructions[index];
             wait_for(ins);
             double start = now_ns();
             bool ok = true;
             switch (ins.op) {
             case Op::DmaRead:
             case Op::DmaWrite: { // asynchronous: the unit issues and moves on
-                DmaJob& job = jobs_.emplace_back();
-                job.ins = &ins;
+                DmaJob& job = take_job();
+                job.ins = ins;
+                job.index = int64_t(index);
                 job.seq = next_seq_++;
                 if (ins.op == Op::DmaRead)
                     loads_in_flight_.insert(job.seq);
@@ -125,8 +127,7 @@ void ProcessingElement::unit_thread(int unit) {
                                                 start + dma_.config().start_latency.ns}
                                     : dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
                 record_.dma_issue_ns.push_back(start);
-                sc_core::sc_spawn_options opts;
-                sc_core::sc_spawn([this, &job] { dma_job(job); }, nullptr, &opts);
+                launch(job);
                 continue;
             }
             case Op::Fetch:
@@ -149,13 +150,39 @@ void ProcessingElement::unit_thread(int unit) {
                 sim_error(fmt::format("{}: tile {} {}: SBUF/PSUM access out of range", name(), ins.tile,
                                       stage_name(ins.stage)),
                           msg::kPeRange);
-            complete(ins, start, now_ns());
+            complete(ins, int64_t(index), start, now_ns());
         }
     }
 }
 
+ProcessingElement::DmaJob& ProcessingElement::take_job() {
+    if (free_jobs_.empty())
+        return jobs_.emplace_back();
+    DmaJob* job = free_jobs_.back();
+    free_jobs_.pop_back();
+    return *job;
+}
+
+void ProcessingElement::launch(DmaJob& job) {
+    if (job.has_thread) {  // a pooled thread waiting on `start`: runs in this evaluation phase
+        job.start.notify();
+        return;
+    }
+    job.has_thread = true;
+    sc_core::sc_spawn_options opts;
+    sc_core::sc_spawn(
+        [this, &job] {
+            while (true) {
+                dma_job(job);
+                free_jobs_.push_back(&job);
+                sc_core::wait(job.start);
+            }
+        },
+        nullptr, &opts);
+}
+
 void ProcessingElement::dma_job(DmaJob& job) {
-    const Instruction& ins = *job.ins;
+    const Instruction& ins = job.ins;
     // Semaphore wait, descriptor generation and queue start: paid once per DMA instruction.
     // The instruction's turn on the DMA issue was booked when it issued, so instructions
     // issued at the same time keep their program order.
@@ -200,7 +227,7 @@ void ProcessingElement::dma_job(DmaJob& job) {
     }
     dma_instructions_.add(1);
     dma_bytes_.add(double(ins.bytes));
-    complete(ins, first_post, now_ns(), job.flow);
+    complete(ins, job.index, first_post, now_ns(), job.flow);
 }
 
 } // namespace nctlm

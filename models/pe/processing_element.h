@@ -64,19 +64,25 @@ public:
     ScalarEngine scalar;
 
 private:
+    // One DMA instruction in flight. Jobs and their threads are pooled: a finished job's thread
+    // waits for the next instruction (no coroutine stack per instruction), its descriptors reused.
     struct DmaJob {
-        const Instruction* ins = nullptr;
+        Instruction ins;           // a copy: generated programs do not keep their instructions
+        int64_t index = -1;        // in program order, for the trace
         std::vector<DmaDescriptor> descriptors;
         uint32_t left = 0;
         Occupancy occupancy{0, 0}; // its turn on the DMA issue (pe.dma_bandwidth)
         uint64_t seq = 0;          // issue order
         uint64_t flow = 0;         // trace flow linking the instruction to its descriptors
         double last_occupancy_end = 0;
-        sc_core::sc_event done;
+        sc_core::sc_event done, start;
+        bool has_thread = false;
     };
     void unit_thread(int unit);
     void wait_for(const Instruction& ins);
-    void complete(const Instruction& ins, double start, double end, uint64_t flow = 0);
+    void complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow = 0);
+    DmaJob& take_job();
+    void launch(DmaJob& job);
     void dma_job(DmaJob& job);
 
     DmaEngine& dma_;
@@ -88,7 +94,8 @@ private:
     std::array<sc_core::sc_event, kUnits> start_;
     size_t pending_ = 0;
     BandwidthPipe dma_pacer_; // the rate PE-issued 2-D transfers achieve, shared by loads and stores
-    std::deque<DmaJob> jobs_;
+    std::deque<DmaJob> jobs_;        // every job ever needed (as many as were in flight at once)
+    std::vector<DmaJob*> free_jobs_; // finished, their threads waiting on `start`
     uint64_t next_seq_ = 0;
     std::set<uint64_t> loads_in_flight_; // issue order of load instructions not yet complete
     sc_core::sc_event loads_changed_;

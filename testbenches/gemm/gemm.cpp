@@ -75,7 +75,7 @@ void GemmTestbench::build(Platform& p) {
         throw ConfigError(fmt::format("workload needs {} of HBM but a stack holds {}",
                                       format_bytes(end - base), format_bytes(p.config.hbm.stack_capacity)));
     try {
-        main_ = make_gemm_program(w_, p.config.pe, a);
+        main_ = make_gemm_stream(w_, p.config.pe, a);
     } catch (const std::invalid_argument& e) {
         throw ConfigError(e.what());
     }

@@ -336,8 +336,7 @@ nlohmann::json TrafficTestbench::results() const {
     for (const HbmController* c : m.measured) {
         read += c->measured_read_bytes();
         write += c->measured_write_bytes();
-        read_latency.samples.insert(read_latency.samples.end(), c->read_latency().samples.begin(),
-                                    c->read_latency().samples.end());
+        read_latency.merge(c->read_latency());
         PcCounters b = c->bank_counters();
         banks.activates += b.activates;
         banks.refreshes += b.refreshes;
