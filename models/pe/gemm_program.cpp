@@ -199,25 +199,28 @@ private:
 
 } // namespace
 
-Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
+namespace {
+// A checked GEMM program without instructions yet.
+Program gemm_program_frame(const GemmWorkload& w, const PeConfig& pe) {
     std::string problem = w.check(pe);
     if (!problem.empty())
         throw std::invalid_argument(problem);
     Program p;
     p.tiles = w.tiles;
     p.semaphores = GemmSemaphores::count(w.buffers);
+    return p;
+}
+} // namespace
+
+Program make_gemm_program(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
+    Program p = gemm_program_frame(w, pe);
     for (uint32_t i = 0; i < w.tiles; ++i)
         gemm_tile(w, pe, a, i, p.instructions);
     return p;
 }
 
 Program make_gemm_stream(const GemmWorkload& w, const PeConfig& pe, const GemmAddresses& a) {
-    std::string problem = w.check(pe);
-    if (!problem.empty())
-        throw std::invalid_argument(problem);
-    Program p;
-    p.tiles = w.tiles;
-    p.semaphores = GemmSemaphores::count(w.buffers);
+    Program p = gemm_program_frame(w, pe);
     p.source = std::make_shared<GemmSource>(w, pe, a);
     return p;
 }

@@ -79,6 +79,34 @@ std::string traffic(const std::string& sets) {
            "--set testbench.duration=\"12 us\" " + sets;
 }
 
+// The initiator writes `bytes` at addr, then reads them back once the write is answered.
+void write_then_read(PlainInitiator& init, tlm::tlm_generic_payload& w, tlm::tlm_generic_payload& r, uint64_t addr,
+                     unsigned char* out, unsigned char* back, uint32_t bytes) {
+    sc_core::sc_spawn([&, addr, out, back, bytes] {
+        fill(w, true, addr, out, bytes);
+        init.send(w);
+        sc_core::wait(init.response);
+        fill(r, false, addr, back, bytes);
+        init.send(r);
+    });
+    sc_core::sc_start();
+}
+
+// A foreign initiator on the NoC's tile socket with every stack's controller behind it.
+struct PlainNoc {
+    AddressMap map;
+    Noc noc;
+    std::vector<std::unique_ptr<HbmController>> stacks;
+    PlainInitiator init{"init"};
+    explicit PlainNoc(const PlatformConfig& cfg) : map(cfg.hbm), noc("noc", cfg.noc, map, 1) {
+        for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
+            stacks.push_back(std::make_unique<HbmController>(("hbm" + std::to_string(s)).c_str(), cfg.hbm, map, s));
+            noc.stack_sockets.bind(stacks.back()->socket);
+        }
+        init.socket.bind(noc.tile_sockets);
+    }
+};
+
 } // namespace
 
 TEST(BackPressure, AFullQueueDelaysEndReq) {
@@ -128,14 +156,7 @@ TEST(PlainPayload, HbmControllerAnswersAForeignInitiator) {
         out[i] = static_cast<unsigned char>(i * 13 + 1);
     tlm::tlm_generic_payload w, r;
     uint64_t addr = map.stack_base(1) + 4096 + 64;
-    sc_core::sc_spawn([&] {
-        fill(w, true, addr, out.data(), 512);
-        init.send(w);
-        sc_core::wait(init.response);
-        fill(r, false, addr, back.data(), 512);
-        init.send(r);
-    });
-    sc_core::sc_start();
+    write_then_read(init, w, r, addr, out.data(), back.data(), 512);
     EXPECT_EQ(w.get_response_status(), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(r.get_response_status(), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(back, out);
@@ -148,28 +169,15 @@ TEST(PlainPayload, HbmControllerAnswersAForeignInitiator) {
 TEST(PlainPayload, NocCarriesAForeignInitiatorsPayloadAndRemovesItsExtension) {
     init_kernel();
     PlatformConfig cfg = load_platform("tiny");
-    AddressMap map(cfg.hbm);
-    Noc noc("noc", cfg.noc, map, 1);
-    std::vector<std::unique_ptr<HbmController>> stacks;
-    for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
-        stacks.push_back(std::make_unique<HbmController>(("hbm" + std::to_string(s)).c_str(), cfg.hbm, map, s));
-        noc.stack_sockets.bind(stacks.back()->socket);
-    }
-    PlainInitiator init("init");
-    init.socket.bind(noc.tile_sockets);
+    PlainNoc plain(cfg);
+    const AddressMap& map = plain.map;
+    PlainInitiator& init = plain.init;
     std::vector<unsigned char> out(2048), back(2048, 0);
     for (size_t i = 0; i < out.size(); ++i)
         out[i] = static_cast<unsigned char>(i ^ 0x5a);
     tlm::tlm_generic_payload w, r;
     uint64_t addr = map.interleaved_base() + 3 * 1024;  // through the stack-interleaved window
-    sc_core::sc_spawn([&] {
-        fill(w, true, addr, out.data(), 1024);
-        init.send(w);
-        sc_core::wait(init.response);
-        fill(r, false, addr, back.data(), 1024);
-        init.send(r);
-    });
-    sc_core::sc_start();
+    write_then_read(init, w, r, addr, out.data(), back.data(), 1024);
     EXPECT_EQ(r.get_response_status(), tlm::TLM_OK_RESPONSE);
     EXPECT_TRUE(std::equal(out.begin(), out.begin() + 1024, back.begin()));
     EXPECT_EQ(w.get_extension<TransferExt>(), nullptr);
@@ -182,26 +190,13 @@ void traced_plain_write_then_read(const std::vector<std::string>& sets) {
     init_kernel();
     trace().enable();
     PlatformConfig cfg = load_platform("tiny", sets);
-    AddressMap map(cfg.hbm);
-    Noc noc("noc", cfg.noc, map, 1);
-    std::vector<std::unique_ptr<HbmController>> stacks;
-    for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
-        stacks.push_back(std::make_unique<HbmController>(("hbm" + std::to_string(s)).c_str(), cfg.hbm, map, s));
-        noc.stack_sockets.bind(stacks.back()->socket);
-    }
-    PlainInitiator init("init");
-    init.socket.bind(noc.tile_sockets);
+    PlainNoc plain(cfg);
+    const AddressMap& map = plain.map;
+    PlainInitiator& init = plain.init;
     std::vector<unsigned char> out(1024, 7), back(1024, 0);
     tlm::tlm_generic_payload w, r;
     uint64_t addr = map.stack_base(1) + 2048;
-    sc_core::sc_spawn([&] {
-        fill(w, true, addr, out.data(), 1024);
-        init.send(w);
-        sc_core::wait(init.response);
-        fill(r, false, addr, back.data(), 1024);
-        init.send(r);
-    });
-    sc_core::sc_start();
+    write_then_read(init, w, r, addr, out.data(), back.data(), 1024);
     ASSERT_EQ(r.get_response_status(), tlm::TLM_OK_RESPONSE);
     EXPECT_EQ(back, out);
     std::string file = test::temp_file("", ".json");
