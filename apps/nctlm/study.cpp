@@ -30,6 +30,18 @@ using ojson = nlohmann::ordered_json;
 
 namespace nctlm {
 namespace {
+// Parses args into desc's bound variables; false after printing --help.
+bool parse_or_help(const po::options_description& desc, const std::vector<std::string>& args) {
+    po::variables_map vm;
+    po::store(po::command_line_parser(args).options(desc).run(), vm);
+    if (vm.count("help")) {
+        std::cout << desc << "\n";
+        return false;
+    }
+    po::notify(vm);
+    return true;
+}
+
 
 constexpr int kOk = 0, kUsage = 2, kInterrupted = 130;
 
@@ -275,13 +287,8 @@ int cmd_sensitivity_impl(const std::vector<std::string>& args) {
         ("range", po::bool_switch(&use_range), "perturb calibrated/assumed parameters to the ends of their "
                                                "plausible range instead of +-step")  //
         ("top", po::value(&top), "rows per figure on stdout (default 12)");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
+    if (!parse_or_help(desc, args))
         return kOk;
-    }
-    po::notify(vm);
     if (!(step_pct > 0 && step_pct < 100))
         throw ConfigError("--step " + num(step_pct) + ": expected a percentage in (0, 100)");
 
@@ -448,13 +455,8 @@ int cmd_uncertainty_impl(const std::vector<std::string>& args) {
     st.add_options(desc);
     desc.add_options()("samples,n", po::value(&n), "runs (default 32)")  //
         ("seed", po::value(&seed), "sampling seed (default 1): the same seed gives the same runs");
-    po::variables_map vm;
-    po::store(po::command_line_parser(args).options(desc).run(), vm);
-    if (vm.count("help")) {
-        std::cout << desc << "\n";
+    if (!parse_or_help(desc, args))
         return kOk;
-    }
-    po::notify(vm);
     if (n < 2 || n > 100000)
         throw ConfigError("--samples " + std::to_string(n) + ": expected 2..100000");
 

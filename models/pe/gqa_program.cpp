@@ -106,9 +106,10 @@ Program make_gqa_program(const GqaProgramSpec& s, const PeConfig& pe) {
         if (value > 0)
             i.waits.push_back({sem, uint64_t(value)});
     };
-    auto vec = [&](uint32_t n, uint32_t inputs, uint32_t parts, uint64_t psum, uint64_t sbuf_rd, uint64_t wr,
-                   uint64_t offset) {
-        Instruction i = make(Op::VectorOp, Unit::Vector, Stage::Evacuate);
+    // An evacuation-stage op reading PSUM (and SBUF) and writing `wr` bytes at `offset`.
+    auto evacuate = [&](Op op, Unit unit, uint32_t n, uint32_t inputs, uint32_t parts, uint64_t psum,
+                        uint64_t sbuf_rd, uint64_t wr, uint64_t offset) {
+        Instruction i = make(op, unit, Stage::Evacuate);
         i.n_free = n;
         i.inputs = inputs;
         i.partitions = parts;
@@ -118,15 +119,12 @@ Program make_gqa_program(const GqaProgramSpec& s, const PeConfig& pe) {
         i.offset = offset;
         return i;
     };
+    auto vec = [&](uint32_t n, uint32_t inputs, uint32_t parts, uint64_t psum, uint64_t sbuf_rd, uint64_t wr,
+                   uint64_t offset) {
+        return evacuate(Op::VectorOp, Unit::Vector, n, inputs, parts, psum, sbuf_rd, wr, offset);
+    };
     auto act = [&](uint32_t n, uint32_t parts, uint64_t psum, uint64_t sbuf_rd, uint64_t wr, uint64_t offset) {
-        Instruction i = make(Op::Activation, Unit::Scalar, Stage::Evacuate);
-        i.n_free = n;
-        i.partitions = parts;
-        i.psum_bytes = psum;
-        i.sbuf_read_bytes = sbuf_rd;
-        i.bytes = wr;
-        i.offset = offset;
-        return i;
+        return evacuate(Op::Activation, Unit::Scalar, n, Instruction{}.inputs, parts, psum, sbuf_rd, wr, offset);
     };
     // A matmul whose result lands on out_parts PSUM partitions, `free` fp32 values each.
     auto mm = [&](uint32_t stationary, uint32_t moving, uint32_t k_rows, uint32_t out_parts, uint32_t free,
