@@ -22,7 +22,7 @@ public:
 
 private:
     PeConfig cfg_;
-    PartitionAccess psum_read_, sbuf_read_, write_;
+    OperandAccesses operands_;
     Counter &ops_, &busy_ns_;
 };
 

@@ -13,30 +13,20 @@ VectorEngine::VectorEngine(sc_core::sc_module_name name, const PeConfig& cfg)
 
 bool VectorEngine::copy(const Instruction& ins) {
     sc_core::sc_time op = to_sc(cfg_.vector_op_time(ins.n_free));
-    sc_core::sc_time rd = read_.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes);
-    sc_core::sc_time wr = write_.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes);
+    sc_core::sc_time rd = operands_.psum_read.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes);
+    sc_core::sc_time wr = operands_.write.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes);
     sc_core::sc_time d = std::max(op, std::max(rd, wr));
     ops_.add(1);
     busy_ns_.add(ns(d));
     sc_core::wait(d);
-    return read_.ok() && write_.ok();
+    return operands_.psum_read.ok() && operands_.write.ok();
 }
 
 bool VectorEngine::op(const Instruction& ins) {
     sc_core::sc_time d = to_sc(cfg_.vector_op_time(ins.n_free, ins.inputs));
     bool ok = true;
-    if (ins.psum_bytes > 0) {
-        d = std::max(d, read_.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes));
-        ok = ok && read_.ok();
-    }
-    if (ins.sbuf_read_bytes > 0) {
-        d = std::max(d, sbuf_read_.run(sbuf_socket, false, 0, ins.partitions, ins.offset, ins.sbuf_read_bytes));
-        ok = ok && sbuf_read_.ok();
-    }
-    if (ins.bytes > 0) {
-        d = std::max(d, write_.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes));
-        ok = ok && write_.ok();
-    }
+    d = operands_.run(psum_socket, sbuf_socket, d, ins.partitions, ins.offset, ins.psum_bytes, ins.sbuf_read_bytes,
+                      ins.bytes, ok);
     ops_.add(1);
     busy_ns_.add(ns(d));
     sc_core::wait(d);

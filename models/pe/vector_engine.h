@@ -24,7 +24,7 @@ public:
 
 private:
     PeConfig cfg_;
-    PartitionAccess read_, write_, sbuf_read_;
+    OperandAccesses operands_;
     Counter &ops_, &busy_ns_;
 };
 
