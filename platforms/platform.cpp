@@ -15,6 +15,18 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
     }
     for (size_t t = 0; t < tiles.size(); ++t)
         nctlm::bind(tiles[t].dma.socket, noc.tile_sockets, fmt::format("tile{}_noc", t));
+    if (cfg.sim.timing == TimingMode::Lt)
+        enable_loosely_timed();
+}
+
+void Platform::enable_loosely_timed() {
+    // One quantum for every initiator's quantum keeper (tlm_utils::tlm_quantumkeeper reads it).
+    tlm::tlm_global_quantum::instance().set(to_sc(config.sim.quantum));
+    for (auto& h : hbm)
+        h->enable_loosely_timed();
+    noc.enable_loosely_timed();
+    for (size_t t = 0; t < tiles.size(); ++t)
+        tiles[t].dma.set_loosely_timed();
 }
 
 std::vector<std::string> Platform::outstanding_report() const {

@@ -24,6 +24,9 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // Trace flow id of the descriptor (0: untraced): every hop passes it as SpanArgs::flow so the
     // viewer links one burst's spans DMA -> NoC -> HBM -> back.
     uint64_t flow = 0;
+    // Loosely-timed mode (b_transport): when the callee accepted the request, i.e. when the
+    // caller may send its next one (the time END_REQ would have carried). 0: at once.
+    double accept_ns = 0;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {

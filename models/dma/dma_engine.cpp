@@ -61,6 +61,8 @@ void DmaEngine::post(DmaDescriptor& d) {
     sample_queue(d.queue);
     live_.push_back(&d);
     ++outstanding_;
+    if (lt_)
+        lt_work_.notify(sc_core::SC_ZERO_TIME);
     work_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -88,6 +90,8 @@ DmaDescriptor* DmaEngine::take_next() {
 }
 
 void DmaEngine::channel_thread(int channel) {
+    if (lt_)  // the loosely-timed process takes every descriptor
+        return;
     while (true) {
         DmaDescriptor* d = take_next();
         if (!d) {

@@ -34,6 +34,14 @@ public:
     size_t outstanding() const { return outstanding_; }
     std::vector<std::string> outstanding_report() const;
 
+    // Loosely-timed mode (sim.timing: lt, dma_engine_lt.cpp): call during elaboration. One
+    // process per engine takes descriptors instead of the channel threads, and sends each burst
+    // with b_transport at its local time, kept by a tlm_quantumkeeper (tlm_global_quantum).
+    // Channels, queues and the request socket stay finite resources, each with the time it is
+    // free again; the next hop's accept time (TransferExt::accept_ns) paces the next burst.
+    void set_loosely_timed();
+    bool loosely_timed() const { return lt_; }
+
 private:
     void channel_thread(int channel);
     DmaDescriptor* take_next();
@@ -78,6 +86,29 @@ private:
     int data_track_ = -1;                 // bursts streaming into / out of the tile
     std::vector<int> queue_counters_;     // descriptors waiting per queue (created when sampled)
     void sample_queue(uint32_t q);
+
+    // Loosely-timed path (dma_engine_lt.cpp).
+    struct LtActive {  // a descriptor holding a channel
+        DmaDescriptor* d;
+        int channel;
+        uint64_t next;     // address of its next burst
+        double t_take;
+        double ready;      // when it wants the request socket again
+        uint64_t turn;     // order it started waiting for the socket (first come, first served)
+    };
+    void lt_thread();
+    bool lt_start(double now);  // a queued descriptor onto a free channel; false: none
+    void lt_finish(const LtActive& a);
+    // Sends one burst at local time `t` (ns); returns when the socket may take the next one.
+    double lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t);
+    bool lt_ = false;
+    sc_core::sc_event lt_work_;
+    std::vector<LtActive> lt_active_;
+    uint64_t lt_turn_ = 0;
+    std::vector<double> lt_channel_free_;            // per channel: free again at
+    std::vector<bool> lt_channel_busy_;
+    std::vector<std::vector<double>> lt_queue_free_; // per queue, per slot of queue_channels
+    double lt_request_free_ = 0;                     // the request socket: next BEGIN at
 };
 
 } // namespace nctlm
