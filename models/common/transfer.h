@@ -27,6 +27,7 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // Loosely-timed mode (b_transport): when the callee accepted the request, i.e. when the
     // caller may send its next one (the time END_REQ would have carried). 0: at once.
     double accept_ns = 0;
+    bool accept_held = false;  // ... and it held the request back for lack of room (back-pressure)
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {

@@ -100,11 +100,12 @@ private:
     bool lt_start(double now);  // a queued descriptor onto a free channel; false: none
     void lt_finish(const LtActive& a);
     // Sends one burst at local time `t` (ns); returns when the socket may take the next one.
-    double lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t);
+    double lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t, bool& held);
     bool lt_ = false;
     sc_core::sc_event lt_work_;
     std::vector<LtActive> lt_active_;
     uint64_t lt_turn_ = 0;
+    uint64_t lt_holder_ = ~uint64_t(0);  // turn of the channel that keeps the socket (back-pressured)
     std::vector<double> lt_channel_free_;            // per channel: free again at
     std::vector<bool> lt_channel_busy_;
     std::vector<std::vector<double>> lt_queue_free_; // per queue, per slot of queue_channels

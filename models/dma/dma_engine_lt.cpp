@@ -93,7 +93,8 @@ void DmaEngine::lt_thread() {
         size_t pick = 0;
         for (size_t i = 1; i < lt_active_.size(); ++i) {
             const LtActive &a = lt_active_[i], &b = lt_active_[pick];
-            if (a.ready < b.ready || (a.ready == b.ready && a.turn < b.turn))
+            if (a.turn == lt_holder_ || (b.turn != lt_holder_ && (a.ready < b.ready ||
+                                                                  (a.ready == b.ready && a.turn < b.turn))))
                 pick = i;
         }
         LtActive& a = lt_active_[pick];
@@ -109,10 +110,14 @@ void DmaEngine::lt_thread() {
         // Cut on burst_size boundaries, as the AT channel does.
         uint64_t end = d.address + d.bytes;
         uint64_t next = std::min(end, (a.next / cfg_.burst_size + 1) * cfg_.burst_size);
-        double accepted = lt_burst(d, a.next - d.address, next - a.next, issue);
+        bool held = false;
+        double accepted = lt_burst(d, a.next - d.address, next - a.next, issue, held);
         a.next = next;
         a.ready = accepted;
         a.turn = lt_turn_++;
+        // Held back by the next hop: as under AT, the channel that gets the late END_REQ sends its
+        // next burst at once, before the channels that queued meanwhile.
+        lt_holder_ = held ? a.turn : ~uint64_t(0);
         if (next == end) {
             d.t_last_accept = accepted;
             LtActive done = a;
@@ -122,7 +127,7 @@ void DmaEngine::lt_thread() {
     }
 }
 
-double DmaEngine::lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t) {
+double DmaEngine::lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t, bool& held) {
     t = std::max(t, lt_request_free_);  // request exclusion on the shared socket
     tlm::tlm_generic_payload* p = pool_.acquire();
     p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
@@ -138,6 +143,7 @@ double DmaEngine::lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, d
     x.issue_ns = t;
     x.flow = d.trace_flow;
     x.accept_ns = 0;
+    x.accept_held = false;
     const double kernel_now = now_ns();
     if (d.write) {  // the engines stream the data out of the tile: cut-through from issue
         Occupancy occ = data_pipe_.reserve(t, double(length), kernel_now);
@@ -153,6 +159,7 @@ double DmaEngine::lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, d
     socket->b_transport(*p, delay);
     double arrived = kernel_now + ns(delay);  // the response (its last byte) is at the tile
     double accepted = std::max(t, x.accept_ns);
+    held = x.accept_held;
     double done = arrived;
     if (p->is_response_ok()) {
         if (p->is_read()) {  // the engines write the data into the tile as it streams in

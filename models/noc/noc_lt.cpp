@@ -63,6 +63,7 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
         at_tile = *credit;
     }
     x->accept_ns = accepted;
+    x->accept_held = inject > t;
     if (attached) {
         p.clear_extension(x);
         spare_exts_.emplace_back(x);
