@@ -103,7 +103,7 @@ void DmaEngine::lt_thread() {
         // Local time: this engine's next issue; past the quantum, let the kernel catch up first
         // (descriptors posted meanwhile join the turn-taking).
         qk.set(until(issue));
-        if (qk.need_sync()) {
+        if (qk.need_sync() && qk.get_local_time() > sc_core::SC_ZERO_TIME) {  // quantum 0: no delta loop
             qk.sync();
             continue;
         }

@@ -101,3 +101,8 @@ TEST(LooselyTimed, EffectiveConfigEchoesTheMode) {
     EXPECT_EQ(j["config"]["sim"]["timing"], "lt");
     EXPECT_EQ(j["config"]["sim"]["quantum"], "200 ns");
 }
+
+TEST(LooselyTimed, ZeroQuantumSynchronisesEveryBurstAndAgrees) {
+    // Quantum 0: the engine waits for the kernel before every burst (no delta loop), same figure.
+    expect_close("-p trn1 -t stream --set 'sim.quantum=0 ns'", "gb_per_s");
+}
