@@ -15,6 +15,20 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
     }
     for (size_t t = 0; t < tiles.size(); ++t)
         nctlm::bind(tiles[t].dma.socket, noc.tile_sockets, fmt::format("tile{}_noc", t));
+    if (cfg.sim.timing == TimingMode::Lt)
+        enable_loosely_timed();
+}
+
+void Platform::enable_loosely_timed() {
+    // The quantum is the scheduler's lookahead past the kernel's next activity; also published as
+    // the TLM global quantum for initiators of a user's own that keep a tlm_quantumkeeper.
+    tlm::tlm_global_quantum::instance().set(to_sc(config.sim.quantum));
+    lt_scheduler_ = std::make_unique<DmaLtScheduler>("dma_lt", config.sim.quantum.ns);
+    for (auto& h : hbm)
+        h->enable_loosely_timed();
+    noc.enable_loosely_timed();
+    for (size_t t = 0; t < tiles.size(); ++t)
+        tiles[t].dma.set_loosely_timed(*lt_scheduler_);
 }
 
 std::vector<std::string> Platform::outstanding_report() const {

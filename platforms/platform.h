@@ -30,6 +30,10 @@ public:
     uint64_t stack_address(uint32_t stack, uint64_t offset) const { return address_map.stack_base(stack) + offset; }
     // Descriptors still in flight (empty after a clean run): a deadlock report.
     std::vector<std::string> outstanding_report() const;
+
+private:
+    void enable_loosely_timed();  // sim.timing: lt (docs/performance.md)
+    std::unique_ptr<DmaLtScheduler> lt_scheduler_;  // lt: every tile's DMA bursts in time order
 };
 
 } // namespace nctlm

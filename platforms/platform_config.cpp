@@ -21,6 +21,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
     c.hbm = tree.load<HbmConfig>("hbm");
     c.pe = tree.load<PeConfig>("pe");
     c.host = tree.load<HostConfig>("host");
+    c.sim = tree.load<SimConfig>("sim");
     auto fail = [&](const std::string& section, const std::string& key, const std::string& msg) {
         throw ConfigError(tree.where(section, key) + ": " + msg);
     };
@@ -43,7 +44,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
 }
 
 const std::vector<std::string>& PlatformConfig::sections() {
-    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "testbench", "workload"};
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload"};
     return s;
 }
 
@@ -51,7 +52,8 @@ std::vector<FieldInfo> PlatformConfig::field_infos() {
     std::vector<FieldInfo> all;
     for (auto part : {nctlm::field_infos<ChipConfig>("platform"), nctlm::field_infos<DmaConfig>("dma"),
                       nctlm::field_infos<NocConfig>("noc"), nctlm::field_infos<HbmConfig>("hbm"),
-                      nctlm::field_infos<PeConfig>("pe"), nctlm::field_infos<HostConfig>("host")})
+                      nctlm::field_infos<PeConfig>("pe"), nctlm::field_infos<HostConfig>("host"),
+                      nctlm::field_infos<SimConfig>("sim")})
         all.insert(all.end(), part.begin(), part.end());
     return all;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "models/common/config.h"
+#include "models/common/sim_config.h"
 #include "models/dma/dma_config.h"
 #include "models/hbm/hbm_config.h"
 #include "models/host/host_config.h"
@@ -24,6 +25,7 @@ struct PlatformConfig {
     HbmConfig hbm;
     PeConfig pe;
     HostConfig host;
+    SimConfig sim;  // simulator switches (timing mode), optional in a platform file
 
     // Loads every section and checks the rules that span sections; throws ConfigError.
     static PlatformConfig load(const ConfigTree& tree);

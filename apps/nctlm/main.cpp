@@ -91,7 +91,7 @@ std::ofstream open_output(const std::string& flag, const std::string& path) {
 
 int cmd_run(const std::vector<std::string>& args) {
     RunOptions o;
-    std::string stats_file, window, max_events, max_memory;
+    std::string stats_file, window, max_events, max_memory, timing;
     bool quiet = false;
     po::options_description desc("nctlm run");
     desc.add_options()("help,h", "this help")                                                       //
@@ -99,6 +99,7 @@ int cmd_run(const std::vector<std::string>& args) {
         ("testbench,t", po::value(&o.testbench)->required(), "testbench name (see `nctlm testbenches`)")      //
         ("workload,w", po::value(&o.workload_file), "workload YAML merged over the platform")                //
         ("set,s", po::value(&o.overrides)->composing(), "override a key: section.key=value (repeatable)")    //
+        ("timing", po::value(&timing), "at | lt: approximately or loosely timed (= --set sim.timing=...)")  //
         ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON")                  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
@@ -117,6 +118,11 @@ int cmd_run(const std::vector<std::string>& args) {
     po::notify(vm);
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
+    if (vm.count("timing")) {
+        if (timing != "at" && timing != "lt")
+            throw ConfigError("--timing " + timing + ": expected at or lt");
+        o.overrides.push_back("sim.timing=" + timing);  // last: it wins over any --set sim.timing
+    }
     if (!max_events.empty())
         o.trace_max_events = cli_count("--trace-max-events", max_events, 1, 1'000'000'000);
     if (max_memory.empty()) {
@@ -203,7 +209,8 @@ std::vector<ParamSection> platform_sections() {
             param_section<NocConfig>("noc", "network on chip"),
             param_section<HbmConfig>("hbm", "HBM stacks and controllers"),
             param_section<PeConfig>("pe", "processing element of each tile"),
-            param_section<HostConfig>("host", "host, PCIe and runtime")};
+            param_section<HostConfig>("host", "host, PCIe and runtime"),
+            param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt) and quantum")};
 }
 
 std::string describe_index() {

@@ -27,6 +27,9 @@ struct TransferExt : tlm::tlm_extension<TransferExt> {
     // No data: the data pointer is the initiator's shared scratch buffer (a valid pointer, IEEE
     // 1666-2011 14.11), which a functional target must neither store into memory nor fill.
     bool timing_only = false;
+    // Loosely-timed mode (b_transport): when the callee accepted the request, i.e. when the
+    // caller may send its next one (the time END_REQ would have carried). 0: at once.
+    double accept_ns = 0;
 
     tlm_extension_base* clone() const override { return new TransferExt(*this); }
     void copy_from(const tlm_extension_base& other) override {

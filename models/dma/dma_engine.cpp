@@ -61,6 +61,11 @@ void DmaEngine::post(DmaDescriptor& d) {
     sample_queue(d.queue);
     live_.push_back(&d);
     ++outstanding_;
+    if (lt_) {  // the loosely-timed process takes every descriptor
+        lt_may_start_ = true;
+        lt_scheduler_->posted(*this);
+        return;
+    }
     wake_idle();
 }
 
@@ -96,6 +101,8 @@ DmaDescriptor* DmaEngine::take_next() {
 }
 
 void DmaEngine::channel_thread(int channel) {
+    if (lt_)  // the loosely-timed process takes every descriptor
+        return;
     int freed_queue = -1;  // the queue whose channel limit this channel just released
     while (true) {
         DmaDescriptor* d = take_next();

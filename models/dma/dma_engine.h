@@ -10,6 +10,7 @@
 #include "models/common/transfer.h"
 #include "models/dma/dma_config.h"
 #include "models/dma/dma_descriptor.h"
+#include "models/dma/dma_lt_scheduler.h"
 #include "models/dma/request_handoff.h"
 
 #include <deque>
@@ -34,6 +35,14 @@ public:
     const DmaConfig& config() const { return cfg_; }
     size_t outstanding() const { return outstanding_; }
     std::vector<std::string> outstanding_report() const;
+
+    // Loosely-timed mode (sim.timing: lt, dma_engine_lt.cpp): call during elaboration. The
+    // scheduler (shared by a platform's engines) takes descriptors instead of the channel threads
+    // and sends each burst with b_transport at its time, in global time order. Channels, queues
+    // and the request socket stay finite resources, each with the time it is free again; the next
+    // hop's accept time (TransferExt::accept_ns) paces the next burst.
+    void set_loosely_timed(DmaLtScheduler& scheduler);
+    bool loosely_timed() const { return lt_; }
 
 private:
     void channel_thread(int channel);
@@ -86,6 +95,32 @@ private:
     int data_track_ = -1;                 // bursts streaming into / out of the tile
     std::vector<int> queue_counters_;     // descriptors waiting per queue (created when sampled)
     void sample_queue(uint32_t q);
+
+    // Loosely-timed path (dma_engine_lt.cpp).
+    struct LtActive {  // a descriptor holding a channel
+        DmaDescriptor* d;
+        int channel;
+        uint64_t next;     // address of its next burst
+        double t_take;
+        double ready;      // read: it may use the request socket from then on
+    };
+    friend class DmaLtScheduler;
+    bool lt_take(double t);            // queued descriptors onto free channels at `t`; false: none active
+    double lt_next_issue() const;      // when the front descriptor's next burst goes (lt_take was true)
+    bool lt_issue();                   // sends it; false: no descriptor active any more
+    bool lt_start(double now);  // a queued descriptor onto a free channel; false: none
+    void lt_finish(const LtActive& a);
+    // Sends one burst at local time `t` (ns); returns when the socket may take the next one.
+    double lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t);
+    bool lt_ = false;
+    DmaLtScheduler* lt_scheduler_ = nullptr;
+    bool lt_posted_ = false, lt_queued_ = false;  // in the scheduler's lists
+    bool lt_may_start_ = false;  // a descriptor was posted or a channel freed since take_next found none
+    std::deque<LtActive> lt_active_;                 // in the order taken: the front holds the socket
+    std::vector<double> lt_channel_free_;            // per channel: free again at
+    std::vector<bool> lt_channel_busy_;
+    std::vector<std::vector<double>> lt_queue_free_; // per queue, per slot of queue_channels
+    double lt_request_free_ = 0;                     // the request socket: next BEGIN at
 };
 
 } // namespace nctlm

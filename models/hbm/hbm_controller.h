@@ -13,6 +13,7 @@
 
 #include "models/common/bandwidth_pipe.h"
 #include "models/common/peq.h"
+#include "models/common/slot_times.h"
 #include "models/common/stats.h"
 #include "models/common/trace.h"
 #include "models/hbm/address_map.h"
@@ -50,6 +51,12 @@ public:
     const Histogram& read_latency() const { return *read_latency_; }  // acceptance -> last read byte
     PcCounters bank_counters() const;  // summed over PCs (banked model)
 
+    // Loosely-timed mode (sim.timing: lt, hbm_controller_lt.cpp): registers b_transport on the
+    // socket. Call during elaboration. Each request is fed to its PC's model (the same
+    // PcScheduler or pipe as under AT) at its arrival time and answered in the same call with
+    // the times the model computes; see the .cpp for how finite queues become timing.
+    void enable_loosely_timed();
+
 private:
     struct Waiting {
         tlm::tlm_generic_payload* p;
@@ -65,6 +72,8 @@ private:
         sc_core::sc_event wake;
         bool decision_pending = false;
         int track;
+        // lt: when recent requests left the read / write queue (their decision), oldest first.
+        std::deque<double> lt_read_left, lt_write_left;
     };
     struct Slot {  // a request from acceptance until its commands are placed
         tlm::tlm_generic_payload* p = nullptr;  // reads only: answered when data is out
@@ -84,6 +93,7 @@ private:
     void send_responses();
     void count(bool write, uint64_t bytes, double accepted_ns, double last_ns);
     void end_of_simulation() override;
+    void b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
     HbmConfig cfg_;
     AddressMap map_;
@@ -108,6 +118,7 @@ private:
     uint64_t measured_requests_ = 0;
     Counter &bytes_read_, &bytes_written_, &bursts_, &refused_;
     Histogram* read_latency_;
+    SlotTimes lt_ingress_free_;  // lt: the stack's ingress buffer slots, when each is free again
 };
 
 } // namespace nctlm

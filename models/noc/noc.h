@@ -12,6 +12,7 @@
 
 #include "models/common/bandwidth_pipe.h"
 #include "models/common/peq.h"
+#include "models/common/slot_times.h"
 #include "models/common/stats.h"
 #include "models/common/transfer.h"
 #include "models/hbm/address_map.h"
@@ -36,6 +37,10 @@ public:
     // Keeps its own copy of the address map.
     Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& map, uint32_t tiles);
     const Topology& topology() const { return topology_; }
+    // Loosely-timed mode (sim.timing: lt, noc_lt.cpp): registers b_transport on the tile sockets.
+    // Call during elaboration. A request takes a port credit (free again when the controller
+    // accepts it), books the same links as under AT, and the controller's b_transport answers it.
+    void enable_loosely_timed();
 
 private:
     struct Link {
@@ -55,6 +60,7 @@ private:
         bool controller_busy = false;                  // a BEGIN_REQ awaits its END_REQ
         QueueStats occupancy;
         Histogram* wait_ns;                            // a tile's wait for a credit
+        SlotTimes lt_credits;                // lt: when each credit is free again
     };
     struct TileResponses {  // BEGIN_RESP exclusion toward a tile
         std::deque<tlm::tlm_generic_payload*> pending;
@@ -76,6 +82,7 @@ private:
     void deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
     void send_to_tile(uint32_t tile);
     void end_of_simulation() override;
+    void b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
     NocConfig cfg_;
     AddressMap map_;

@@ -180,3 +180,20 @@ TEST(ProtocolChecker, GemmOnTinyIsCleanOnEveryBinding) {
     }
     EXPECT_GT(calls, 1000u);
 }
+
+// The loosely-timed path (sim.timing: lt) sends its bursts with b_transport through the same
+// checkers: non-null data pointer, attributes unchanged, response status set on return.
+TEST(ProtocolChecker, GemmOnTinyUnderLtIsCleanOnEveryBinding) {
+    if (!kProtocolCheck)
+        GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
+    RunOutcome out = test::run_testbench("tiny", "gemm", {"sim.timing=lt"},
+                                         "configs/workloads/gemm_32x1024x32_fp32_streamed.yaml");
+    EXPECT_TRUE(out.errors.empty()) << out.errors.front();
+    ASSERT_FALSE(ProtocolChecker::all().empty());
+    uint64_t calls = 0;
+    for (auto* c : ProtocolChecker::all()) {
+        EXPECT_EQ(c->violations(), 0u) << c->name();
+        calls += c->calls();
+    }
+    EXPECT_GT(calls, 1000u);
+}

@@ -1,0 +1,18 @@
+#include "models/common/sim_config.h"
+
+namespace nctlm {
+
+const FieldList<SimConfig>& SimConfig::fields() {
+    using C = SimConfig;
+    static const FieldList<C> f = {
+        choice("timing", &C::timing, {{"at", TimingMode::At}, {"lt", TimingMode::Lt}}, "at",
+               "at: 4-phase approximately-timed; lt: b_transport in global time order over the same timing models")
+            .setting("simulator mode; lt is faster (docs/performance.md: error and speed table)"),
+        duration("quantum", &C::quantum, "0 ns",
+                 "lt only: how far past the kernel's next activity DMA bursts may be sent")
+            .setting("simulator mode; 0 keeps the AT order, larger is faster and less exact"),
+    };
+    return f;
+}
+
+} // namespace nctlm

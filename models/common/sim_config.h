@@ -1,0 +1,21 @@
+#pragma once
+
+#include "models/common/config.h"
+
+namespace nctlm {
+
+// How transactions reach the timing models (docs/performance.md, "Loosely-timed mode").
+//   at: TLM-2.0 base protocol, 4 phases with payload event queues (END_REQ back-pressure).
+//   lt: DMA bursts go through b_transport, all tiles' in global time order (DmaLtScheduler); the
+//       NoC links and the HBM pseudo-channels compute their timing from the same resource models.
+enum class TimingMode { At, Lt };
+
+// `sim.*`: switches of the simulator, not claims about the hardware.
+struct SimConfig {
+    TimingMode timing = TimingMode::At;
+    Duration quantum;  // lt: how far past the kernel's next activity bursts may be sent
+
+    static const FieldList<SimConfig>& fields();
+};
+
+} // namespace nctlm

@@ -1,0 +1,73 @@
+// The NoC's loosely-timed path (sim.timing: lt): one b_transport carries a request from a tile to
+// its stack and the response back, on the same links (LinkSchedule) and hop latency as the AT
+// path. Flow control becomes timing: a port's `port_buffer` credits are each free again at a
+// time (when the controller accepted the request that held it); a request is injected once it
+// holds one, and that injection's first link end is when the tile may send its next request
+// (TransferExt::accept_ns, what END_REQ carries under AT).
+#include "models/common/sim.h"
+#include "models/noc/noc.h"
+
+#include <algorithm>
+
+namespace nctlm {
+
+void Noc::enable_loosely_timed() {
+    for (Port& port : ports_)
+        port.lt_credits.assign(cfg_.port_buffer, 0);
+    tile_sockets.register_b_transport(this, &Noc::b_transport_lt);
+}
+
+void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
+    const double kernel_now = now_ns(), t = kernel_now + ns(delay);
+    auto loc = map_.map(p.get_address());
+    if (!loc) {
+        address_errors_.add(1);
+        p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    bursts_.add(1);
+    TransferExt* x = p.get_extension<TransferExt>();
+    bool attached = false;
+    if (!x) {  // a plain payload: carries the routing state while inside, removed before returning
+        if (spare_exts_.empty())
+            spare_exts_.push_back(std::make_unique<TransferExt>());
+        x = spare_exts_.back().release();
+        spare_exts_.pop_back();
+        *x = TransferExt{};
+        x->head_ns = x->tail_ns = t;
+        p.set_extension(x);
+        attached = true;
+    }
+    x->src_tile = uint32_t(tile);
+    x->stack = loc->stack;
+    Port& port = ports_[loc->stack];
+    double inject = std::max(t, port.lt_credits.earliest());
+    port.wait_ns->add(inject - t);
+    if (p.is_read())
+        x->head_ns = x->tail_ns = inject;  // only a header travels
+    double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
+    double accepted = traverse(topology_.request_route(x->src_tile, x->stack), p, *x, bytes, false);
+    double arrival = x->tail_ns;
+    x->accept_ns = 0;
+    sc_core::sc_time to_stack = until(arrival);
+    stack_sockets[int(loc->stack)]->b_transport(p, to_stack);
+    // The controller accepted it (accept_ns; at once when it does not say): the credit is back.
+    const double credit_back = std::max(arrival, x->accept_ns);
+    port.lt_credits.book_earliest(credit_back);
+    double at_tile;
+    if (p.get_response_status() == tlm::TLM_OK_RESPONSE) {
+        double resp_bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
+        traverse(topology_.response_route(loc->stack, x->src_tile), p, *x, resp_bytes, true);
+        at_tile = x->tail_ns;
+    } else {  // refused by the controller: answered where it stands, as the AT path does
+        at_tile = credit_back;
+    }
+    x->accept_ns = accepted;
+    if (attached) {
+        p.clear_extension(x);
+        spare_exts_.emplace_back(x);
+    }
+    delay = until(at_tile);
+}
+
+} // namespace nctlm
