@@ -215,10 +215,11 @@ TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
 
 // Timing-only bursts point at the DMA's shared scratch buffer (a valid pointer, not data): in a
 // functional HBM they must neither overwrite what a functional write stored nor allocate pages.
-TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAlone) {
+static void expect_timing_only_writes_leave_memory_alone(TimingMode timing) {
     init_kernel();
     PlatformConfig cfg = load_platform("tiny");  // functional: true
     ASSERT_TRUE(cfg.hbm.functional);
+    cfg.sim.timing = timing;
     Platform p("top", cfg);
     const uint64_t size = 8 * 1024;
     std::vector<unsigned char> out(size), back(size, 0xEE);
@@ -245,6 +246,14 @@ TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAlone) {
     EXPECT_FALSE(w.failed || timing_w.failed || timing_elsewhere.failed || r.failed);
     EXPECT_EQ(back, out);
     EXPECT_EQ(p.hbm[1]->memory().pages(), 0u) << "timing-only traffic allocated functional pages";
+}
+
+TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAlone) {
+    expect_timing_only_writes_leave_memory_alone(TimingMode::At);
+}
+
+TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderLt) {
+    expect_timing_only_writes_leave_memory_alone(TimingMode::Lt);
 }
 
 TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {

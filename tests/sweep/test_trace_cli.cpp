@@ -354,10 +354,10 @@ TEST(TraceCli, GemmTraceHasNoPartialOverlaps) {
 
 // Two tiles streaming through reused descriptor slots: each post is a flow of its own (a slot's
 // earlier flow id is not carried over), and every burst's chain runs channel -> NoC -> HBM -> data.
-TEST(TraceCli, StreamTraceLinksEveryBurstOfEveryPost) {
+static void expect_stream_trace_links_every_burst(const std::string& timing) {
     std::string file = temp_file("", ".json");
     auto r = run_cli("run -p " + platform("trn1") + " -t stream --set testbench.bytes_per_tile='1 MiB' "
-                     "--set testbench.in_flight=4 -q --trace " + file);
+                     "--set testbench.in_flight=4 --timing " + timing + " -q --trace " + file);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     Trace t = load(file);
     check_well_formed(t);
@@ -376,6 +376,11 @@ TEST(TraceCli, StreamTraceLinksEveryBurstOfEveryPost) {
         EXPECT_TRUE(is_read_burst_chain(c)) << c;
     std::remove(file.c_str());
 }
+
+TEST(TraceCli, StreamTraceLinksEveryBurstOfEveryPost) { expect_stream_trace_links_every_burst("at"); }
+
+// The loosely-timed path traces the same hops with the same flows.
+TEST(TraceCli, StreamTraceLinksEveryBurstOfEveryPostUnderLt) { expect_stream_trace_links_every_burst("lt"); }
 
 // --progress prints simulated time and speed only on a terminal; a pipe gets no progress noise.
 TEST(TraceCli, ProgressIsQuietWithoutATerminal) {
