@@ -67,7 +67,9 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         std::deque<double>& left = write ? pc.lt_write_left : pc.lt_read_left;
         const double room = left.size() >= depth ? left[left.size() - depth] : 0;  // PC queue has room
         double admitted = arrival;
-        if (room > arrival) {  // its PC queue is full: a slot of the stack's ingress buffer, or wait for one
+        if (room > arrival && lt_ingress_free_.size() == 0) {  // no ingress buffer: held until its PC has room
+            accepted = admitted = room;
+        } else if (room > arrival) {  // its PC queue is full: a slot of the stack's ingress buffer, or wait for one
             accepted = std::max(arrival, lt_ingress_free_.earliest());
             admitted = std::max(accepted, room);
             lt_ingress_free_.book_earliest(admitted);
@@ -85,8 +87,8 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         left.push_back(decision);
         while (left.size() > depth)
             left.pop_front();
-        if (write) {  // posted: acknowledged inside the write buffer (after its overflow drained)
-            head = tail = overflow ? s.mark_ns : accepted;
+        if (write) {  // posted: acknowledged once in its PC's write queue (after its overflow drained), as under AT
+            head = tail = overflow ? s.mark_ns : admitted;
         } else {
             head = s.first_data_ns;
             tail = s.last_data_ns;

@@ -46,8 +46,10 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     if (p.is_read())
         x->head_ns = x->tail_ns = inject;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    double accepted = traverse(topology_.request_route(x->src_tile, x->stack), p, *x, bytes, false);
-    double arrival = x->tail_ns;
+    // A write's data was booked from the DMA's streaming times; as under AT, a request that waited
+    // for its credit is accepted (END_REQ) and reaches the stack no earlier than it was injected.
+    double accepted = std::max(inject, traverse(topology_.request_route(x->src_tile, x->stack), p, *x, bytes, false));
+    double arrival = std::max(inject, x->tail_ns);
     x->accept_ns = 0;
     sc_core::sc_time to_stack = until(arrival);
     stack_sockets[int(loc->stack)]->b_transport(p, to_stack);

@@ -111,6 +111,17 @@ TEST(LooselyTimed, EffectiveConfigEchoesTheMode) {
     EXPECT_EQ(j["config"]["sim"]["quantum"], "200 ns");
 }
 
+TEST(LooselyTimed, PostedWritesAndScarceCreditsAsUnderAt) {
+    // A posted write is acknowledged once in its PC's write queue, not when an ingress slot takes
+    // it (LT was -65 % on this probe); a write waiting for a NoC credit is accepted and arrives no
+    // earlier than it is injected (-12 %); with no ingress buffer LT crashed.
+    expect_close("-p tiny -t probe --set testbench.write=true", "latency_ns", 0.001);
+    expect_close("-p trn1 -t probe --set testbench.write=true --set dma.burst_size=512B", "latency_ns", 0.001);
+    expect_close("-p trn1 -t probe --set testbench.write=true --set noc.port_buffer=1", "latency_ns", 0.001);
+    expect_close("-p tiny -t probe --set hbm.ingress_queue=0", "latency_ns", 0.001);
+    expect_close("-p trn1 -t stream --set hbm.ingress_queue=0", "gb_per_s");
+}
+
 TEST(LooselyTimed, AQuantumRunsAheadWithinTheLooserBound) {
     // Bursts may go up to a quantum past the kernel's next activity (a completion, an
     // instruction's end): faster, and no longer exact, on contended multi-tile cases.
