@@ -3,6 +3,7 @@
 // A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
 #include "apps/nctlm/cli.h"
 #include "apps/nctlm/sweep.h"
+#include "models/common/atomic_file.h"
 #include "models/common/config.h"
 #include "models/common/errors.h"
 #include "models/common/units.h"
@@ -80,13 +81,14 @@ uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo
     }
 }
 
-std::ofstream open_output(const std::string& flag, const std::string& path) {
-    if (std::filesystem::is_directory(path))
-        throw ConfigError(flag + " " + path + ": is a directory; give a file name");
-    std::ofstream f(path);
-    if (!f)
-        throw ConfigError(flag + " " + path + ": cannot write (missing directory or no permission)");
-    return f;
+// A bad output path is a usage error found before simulating; the file itself is only written
+// (atomically) once the run is done, so a killed run leaves no empty file and the old one whole.
+void check_output(const std::string& flag, const std::string& path) {
+    try {
+        check_writable(path);
+    } catch (const std::runtime_error& e) {
+        throw ConfigError(flag + " " + path + ": " + e.what());
+    }
 }
 
 int cmd_run(const std::vector<std::string>& args) {
@@ -135,21 +137,15 @@ int cmd_run(const std::vector<std::string>& args) {
             throw ConfigError("--max-memory " + max_memory + ": " + e.what());
         }
     }
-    // Open the outputs before simulating: a bad path is a usage error, found in a second.
-    std::ofstream stats_out;
     if (!stats_file.empty())
-        stats_out = open_output("--stats-json", stats_file);
+        check_output("--stats-json", stats_file);
     if (!o.trace_file.empty())
-        open_output("--trace", o.trace_file);
+        check_output("--trace", o.trace_file);
 
     o.warnings_are_errors = true;  // a CLI run with a SystemC warning is not a result to trust
     RunOutcome out = run(o);
-    if (!stats_file.empty()) {
-        stats_out << out.report.dump(2) << "\n";
-        stats_out.flush();
-        if (!stats_out)
-            throw std::runtime_error("cannot write " + stats_file);
-    }
+    if (!stats_file.empty())
+        write_atomically(stats_file, out.report.dump(2) + "\n");
     // A failed run has no figures to show: only its errors.
     if (!quiet && out.errors.empty())
         std::cout << out.summary << "\n";

@@ -6,6 +6,7 @@
 #include "apps/nctlm/sweep.h"
 
 #include "apps/nctlm/sweep_spec.h"
+#include "models/common/atomic_file.h"
 #include "models/common/version.h"
 #include "platforms/platform_config.h"
 #include "testbenches/testbench.h"
@@ -56,18 +57,7 @@ std::string self_exe() {
     return p.string();
 }
 
-void write_atomic(const fs::path& path, const std::string& text) {
-    fs::path tmp = path;
-    tmp += fmt::format(".tmp.{}", getpid());
-    {
-        std::ofstream f(tmp, std::ios::binary);
-        f << text;
-        f.flush();
-        if (!f)
-            throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, path);
-}
+void write_atomic(const fs::path& path, const std::string& text) { write_atomically(path, text); }
 
 std::string read_text(const fs::path& path) {
     std::ifstream f(path, std::ios::binary);

@@ -195,7 +195,9 @@ Field<S> duration(const char* key, Duration S::*m, const char* def, const char* 
     return {key, "s", def ? std::optional<std::string>(def) : std::nullopt, "0..", doc,
             [=](S& s, const YAML::Node& n) {
                 Duration d = parse_duration(detail::scalar_text(n));
-                detail::check_range(d.ns, 0, max_ns, format_duration(d));
+                if (d.ns < 0 || d.ns > max_ns)  // the range with units, as the user writes them
+                    throw UnitError(format_duration(d) + " is out of range [0 s .. " +
+                                    format_duration(Duration(max_ns)) + "]");
                 s.*m = d;
             },
             [=](const S& s) { return nlohmann::json(format_duration(s.*m)); }};

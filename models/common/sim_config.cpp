@@ -9,8 +9,8 @@ const FieldList<SimConfig>& SimConfig::fields() {
                "at: 4-phase approximately-timed; lt: b_transport in global time order over the same timing models")
             .setting("simulator mode; lt is faster (docs/performance.md: error and speed table)"),
         duration("quantum", &C::quantum, "0 ns",
-                 "lt only: how far past the kernel's next activity DMA bursts may be sent")
-            .setting("simulator mode; 0 keeps the AT order, larger is faster and less exact"),
+                 "lt only: how far past the kernel's next activity DMA bursts may be sent", 1e9)
+            .setting("simulator mode; 0 keeps the AT order exactly (docs/performance.md: what a quantum changes)"),
     };
     return f;
 }

@@ -1,5 +1,7 @@
 #include "models/common/trace.h"
 
+#include "models/common/atomic_file.h"
+
 #include "models/common/units.h"
 
 #include <algorithm>
@@ -85,9 +87,8 @@ std::string us(long long ps) {
 } // namespace
 
 void Trace::write(const std::string& path) const {
-    std::ofstream out(path);
-    if (!out)
-        throw std::runtime_error("cannot write trace file " + path);
+    AtomicFile file(path);  // a run killed while writing keeps the previous trace whole
+    std::ofstream& out = file.out();
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     bool first = true;
     auto emit = [&](const std::string& line) {
@@ -291,6 +292,7 @@ void Trace::write(const std::string& path) const {
     out << "\n],\"otherData\":{\"dropped_events\":" << dropped_ << "}}\n";
     if (!out)
         throw std::runtime_error("error writing trace file " + path);
+    file.commit();
 }
 
 } // namespace nctlm

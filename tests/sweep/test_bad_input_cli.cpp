@@ -2,7 +2,9 @@
 // right exit status (2 bad input, 3 simulation error) and a message naming what to fix.
 #include "tests/sweep/sweep_test_util.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
+#include <iterator>
 
 using namespace nctlm::test;
 namespace fs = std::filesystem;
@@ -123,6 +125,34 @@ TEST(BadInputCli, StatsJsonPointingAtADirectoryExit2BeforeRunning) {
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_HAS(r.err, "--stats-json " + dir + ": is a directory");
     EXPECT_EQ(r.out, "");
+    fs::remove_all(dir);
+}
+
+// Outputs are written whole at the end (temporary + rename): a run killed halfway leaves the
+// previous stats file as it was and creates no empty trace.
+TEST(BadInputCli, KilledRunLeavesThePreviousStatsFileAndNoEmptyTrace) {
+    std::string dir = temp_dir(), stats = dir + "/stats.json", trace = dir + "/trace.json";
+    auto r = run_cli("run -t probe -p " + tiny() + " -q -o " + stats);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto read = [](const std::string& path) {
+        std::ifstream in(path);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    std::string before = read(stats);
+    ASSERT_NE(before.find("\"latency_ns\""), std::string::npos);
+    // About 4 s of simulation, killed after 1 s (timeout sends SIGTERM; exit 124).
+    std::string cmd = "timeout 1 " + std::string(NCTLM_BIN) + " run -t gemm -p " + trn1() +
+                      " -w gemm_32x3072x32 --set workload.tiles=40000 -q -o " + stats + " --trace " + trace;
+    int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 124) << "the run ended before it was killed";
+    EXPECT_EQ(read(stats), before);
+    EXPECT_FALSE(fs::exists(trace));
+    auto files = std::distance(fs::directory_iterator(dir), fs::directory_iterator());
+    EXPECT_EQ(files, 1) << "a temporary was left behind";
+    r = run_cli("run -t probe -p " + tiny() + " --stats-json /dev/stdout");  // a device: written in place
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_HAS(r.out, "\"latency_ns\"");
+    EXPECT_TRUE(fs::exists("/dev/stdout"));
     fs::remove_all(dir);
 }
 
