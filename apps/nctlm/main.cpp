@@ -81,6 +81,15 @@ uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo
     }
 }
 
+// --timing at|lt is --set sim.timing=..., applied last: it wins over any --set sim.timing.
+void add_timing_override(const po::variables_map& vm, const std::string& timing, std::vector<std::string>& overrides) {
+    if (!vm.count("timing"))
+        return;
+    if (timing != "at" && timing != "lt")
+        throw ConfigError("--timing " + timing + ": expected at or lt");
+    overrides.push_back("sim.timing=" + timing);
+}
+
 // A bad output path is a usage error found before simulating; the file itself is only written
 // (atomically) once the run is done, so a killed run leaves no empty file and the old one whole.
 void check_output(const std::string& flag, const std::string& path) {
@@ -120,11 +129,7 @@ int cmd_run(const std::vector<std::string>& args) {
     po::notify(vm);
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
-    if (vm.count("timing")) {
-        if (timing != "at" && timing != "lt")
-            throw ConfigError("--timing " + timing + ": expected at or lt");
-        o.overrides.push_back("sim.timing=" + timing);  // last: it wins over any --set sim.timing
-    }
+    add_timing_override(vm, timing, o.overrides);
     if (!max_events.empty())
         o.trace_max_events = cli_count("--trace-max-events", max_events, 1, 1'000'000'000);
     if (max_memory.empty()) {
@@ -156,12 +161,14 @@ int cmd_run(const std::vector<std::string>& args) {
 
 int cmd_validate(const std::vector<std::string>& args) {
     RunOptions o;
+    std::string timing;
     po::options_description desc("nctlm validate [FILE] (checks everything `nctlm run` with the same arguments would)");
     desc.add_options()("help,h", "this help")                                                           //
         ("platform,p", po::value(&o.platform_file), "platform YAML or shipped name (trn1, trn2, tiny)")  //
         ("testbench,t", po::value(&o.testbench), "also check this testbench's sections and build it")   //
         ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name")                   //
-        ("set,s", po::value(&o.overrides)->composing(), "override section.key=value");
+        ("set,s", po::value(&o.overrides)->composing(), "override section.key=value")                 //
+        ("timing", po::value(&timing), "at | lt (= --set sim.timing=..., as for nctlm run)");
     po::positional_options_description pos;
     pos.add("platform", 1);
     po::variables_map vm;
@@ -171,6 +178,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         return kOk;
     }
     po::notify(vm);
+    add_timing_override(vm, timing, o.overrides);
     if (o.platform_file.empty())
         throw ConfigError("nctlm validate: give a platform (FILE or -p trn1)");
     std::string file = find_config(o.platform_file, "platforms");

@@ -86,6 +86,15 @@ TEST(LooselyTimed, B2bRefusesLtWithExit2) {
     EXPECT_NE(r.err.find("--timing at"), std::string::npos) << r.err;
 }
 
+TEST(LooselyTimed, ValidateTakesTimingAsRunDoes) {
+    auto r = test::run_cli("validate -p tiny -t b2b --timing lt");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--timing at"), std::string::npos) << r.err;
+    r = test::run_cli("validate -p tiny --timing lt");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("timing: lt"), std::string::npos) << r.out;
+}
+
 TEST(LooselyTimed, TrafficHbmPathRefusesLtWithExit2) {
     auto r = test::run_cli("run -p trn1 -t traffic --timing lt");
     EXPECT_EQ(r.exit_code, 2);
