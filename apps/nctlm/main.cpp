@@ -114,9 +114,9 @@ int cmd_run(const std::vector<std::string>& args) {
         ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON")                  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
-        ("trace-max-events", po::value(&max_events), "cap on trace events (default 2000000)")        //
+        ("trace-max-events", po::value(&max_events), "cap on trace spans, and on counter samples (default 2000000 each)")  //
         ("max-memory", po::value(&max_memory), "refuse a run estimated to need more (default: half the RAM)")  //
-        ("progress", po::bool_switch(&o.progress), "print simulated time and speed while running")           //
+        ("progress", po::bool_switch(&o.progress), "print simulated time and speed while running (when stderr is a terminal)")  //
         ("quiet,q", po::bool_switch(&quiet), "no summary on stdout");
     po::variables_map vm;
     // No positional arguments: a stray word is a mistake, not something to ignore.

@@ -281,6 +281,9 @@ void TrafficTestbench::build(Platform& p) {
             m.measured.push_back(p.hbm[s].get());
             m.peak_gbs += h.stack_bandwidth().gb_per_s();
         }
+    if (cfg_.region > h.stack_capacity)  // each tile's share must stay inside its stack
+        throw ConfigError(fmt::format("testbench.region={} is larger than a stack (hbm.stack_capacity={})",
+                                      format_bytes(cfg_.region), format_bytes(h.stack_capacity)));
     for (uint32_t t = 0; t < p.tiles.size(); ++t) {
         uint32_t stack = p.local_stack(t);
         uint64_t share = (cfg_.region ? cfg_.region : h.stack_capacity) / sharing[stack];

@@ -162,6 +162,12 @@ TEST(BadInputCli, SetWithSpacesKEqualsVIsTrimmed) {
     EXPECT_HAS(r.out, "\"channels\": 4");
 }
 
+TEST(BadInputCli, TrafficRegionLargerThanAStackExit2BeforeRunning) {
+    auto r = run_cli("run -t traffic -p " + tiny() + " --set testbench.path=dma --set testbench.region=1TiB");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_HAS(r.err, "testbench.region=1 TiB is larger than a stack");
+}
+
 TEST(BadInputCli, SweepJobsMinus1Exit2) {
     std::string dir = temp_dir();
     auto r = run_cli("sweep " + small_spec(dir) + " -o " + dir + "/out -j -1");
