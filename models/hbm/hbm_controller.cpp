@@ -247,9 +247,9 @@ void HbmController::respond(tlm::tlm_generic_payload& p, double head_ns, double 
         x->stack = stack_;
         x->head_ns = head_ns;
         x->tail_ns = tail_ns;
-        resp_peq_.notify(p, tlm::BEGIN_RESP, until(head_ns));
+        resp_peq_.notify_at(p, tlm::BEGIN_RESP, head_ns);
     } else {  // a plain payload: answered when its last byte is out
-        resp_peq_.notify(p, tlm::BEGIN_RESP, until(tail_ns));
+        resp_peq_.notify_at(p, tlm::BEGIN_RESP, tail_ns);
     }
 }
 
