@@ -22,6 +22,11 @@
 
 namespace nctlm {
 
+// Whether adding c to x n times, rounding after each addition, gives exactly x + n c (no rounding
+// anywhere: c and x in whole ulps of x, n c exact, no step across a power of two). Then the
+// scheduler replaces such a chain by one multiply-add with the same bits.
+bool exact_steps(double x, double c, uint64_t n);
+
 // Every timing in ns, rounded up to whole cycles of the DRAM clock.
 struct DramTiming {
     double tck, burst, rcd, rp, ras, rc, cl, cwl, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s, wtr_l, rtw, wr, rtp, refi,
