@@ -113,13 +113,6 @@ std::vector<BankMap::Run> BankMap::runs(const std::vector<uint32_t>& bits) {
     return out;
 }
 
-uint64_t BankMap::gather(uint64_t v, const std::vector<Run>& runs) {
-    uint64_t out = 0;
-    for (const Run& r : runs)
-        out |= ((v >> r.from) & r.mask) << r.to;
-    return out;
-}
-
 DramLocation BankMap::locate(uint64_t off) const {
     return {uint32_t(gather(off, bank_group_)), uint32_t(gather(off, bank_)), gather(off, row_),
             uint32_t(gather(off, column_))};
@@ -150,8 +143,10 @@ void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) con
             r.segments.back().accesses += n;
         } else {
             key = k;
-            DramLocation l = map.locate(a);
-            r.segments.push_back({l.bank_group * banks_per_group_ + l.bank, l.bank_group, l.row, n});
+            DramSegment seg;
+            map.locate_row(a, banks_per_group_, seg.bank, seg.bank_group, seg.row);
+            seg.accesses = n;
+            r.segments.push_back(seg);
         }
         a = (next + ab - 1) & ~(ab - 1);
     }
@@ -437,7 +432,10 @@ Scheduled PcScheduler::schedule_next(double now) {
             }
     }
     DramRequest r = std::move(q[pick]);
-    q.erase(q.begin() + long(pick));
+    if (pick == 0)  // the usual case (first come or first hit): no shifting
+        q.pop_front();
+    else
+        q.erase(q.begin() + long(pick));
     (r.write ? write_used_ : read_used_) -= r.accesses;
     Scheduled s{r.tag, r.write, 0, 0, 0, r.bytes, false};
     place(r, std::max(now, r.ready_ns), s);

@@ -47,6 +47,14 @@ class BankMap {
 public:
     explicit BankMap(const HbmConfig& c);
     DramLocation locate(uint64_t stack_offset) const;
+    // locate() without the column: the flat bank (bank_group x banks_per_group + bank), the bank
+    // group and the row, for describing a request (inline: runs per request).
+    void locate_row(uint64_t off, uint32_t banks_per_group, uint32_t& bank, uint32_t& bank_group,
+                    uint64_t& row) const {
+        bank_group = uint32_t(gather(off, bank_group_));
+        bank = bank_group * banks_per_group + uint32_t(gather(off, bank_));
+        row = gather(off, row_);
+    }
     // Bits that change only within one row of one bank (byte and column bits).
     uint64_t in_row_mask() const { return in_row_mask_; }
     uint64_t in_row_run_mask() const { return in_row_run_mask_; }  // its contiguous low bits
@@ -59,7 +67,12 @@ private:
         uint64_t mask;      // of the run, at bit 0
     };
     static std::vector<Run> runs(const std::vector<uint32_t>& bits);
-    static uint64_t gather(uint64_t v, const std::vector<Run>& runs);
+    static uint64_t gather(uint64_t v, const std::vector<Run>& runs) {
+        uint64_t out = 0;
+        for (const Run& r : runs)
+            out |= ((v >> r.from) & r.mask) << r.to;
+        return out;
+    }
     std::vector<Run> column_, bank_group_, bank_, row_;
     uint64_t in_row_mask_ = 0, in_row_run_mask_ = 0;
     uint32_t access_bytes_;
