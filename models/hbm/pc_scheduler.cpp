@@ -19,28 +19,38 @@ uint32_t log2u(uint64_t v) {
 constexpr double kNever = -1e18;
 } // namespace
 
-bool exact_steps(double x, double c, uint64_t n) {
+bool exact_steps(double x, double c, uint64_t n, double& step) {
+    step = c;
     if (n == 0)
         return true;
     if (!(x > 0 && c > 0))  // also NaN
         return false;
-    uint64_t xb, cb;
+    uint64_t xb;
     std::memcpy(&xb, &x, sizeof xb);
-    std::memcpy(&cb, &c, sizeof cb);
-    const int ex = int(xb >> 52), ec = int(cb >> 52);  // biased exponents (sign bits are 0)
-    if (ex == 0 || ex == 2047 || ec == 0 || ec == 2047)  // subnormal, infinite
+    const int ex = int(xb >> 52);  // biased exponent (the sign bit is 0)
+    if (ex <= 53 || ex == 2047)    // tiny (ulp or 1/ulp not a normal double), infinite
         return false;
-    const uint64_t mc = (cb & ((uint64_t(1) << 52) - 1)) | (uint64_t(1) << 52);
-    const int tz = __builtin_ctzll(mc);
-    const int c_low = ec - 1075 + tz;  // c = odd x 2^c_low, the odd part of 53 - tz bits
-    const int n_bits = 64 - __builtin_clzll(n);
-    if (53 - tz + n_bits > 53)  // n x c could round
+    // x is a whole number of ulps u = 2^(ex - 1075). While the chain stays in x's binade every sum
+    // rounds to a multiple of u, and x_k + c rounds to x_k + (c rounded to a multiple of u) —
+    // the same for every k unless c sits exactly halfway (then ties-to-even depends on x_k).
+    uint64_t ub = uint64_t(ex - 52) << 52, inv_ub = uint64_t(2098 - ex) << 52;
+    double u, inv_u;
+    std::memcpy(&u, &ub, sizeof u);
+    std::memcpy(&inv_u, &inv_ub, sizeof inv_u);
+    const double q = c * inv_u;  // c in ulps: exact (a power of two)
+    double units = q;
+    if (q < 4503599627370496.0) {  // 2^52: q may have a fraction
+        const double whole = double(int64_t(q)), frac = q - whole;
+        if (frac == 0.5)
+            return false;
+        units = frac < 0.5 ? whole : whole + 1;
+    }
+    if (units == 0)
         return false;
-    if (c_low < ex - 1075)  // c is not a whole number of x's ulps
-        return false;
-    // Every x + k c is a whole number of x's ulps: representable while it stays in x's binade,
-    // which it does if x + n c (exact if so, rounded upward across the binade if not) does.
-    const double sum = x + double(n) * c;
+    step = units * u;  // exact
+    // x + n step in x's binade: then n step was exact too (it is below 2^(ex - 1022)), and so is
+    // every partial sum; a product or sum that leaves the binade rounds to at least its top.
+    const double sum = x + double(n) * step;
     uint64_t sb;
     std::memcpy(&sb, &sum, sizeof sb);
     return int(sb >> 52) == ex;
@@ -324,25 +334,26 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
                 size_t cur = bg[a] != t_bg ? a : b, other = cur == a ? b : a;
                 // The loop below in closed form: n_s columns alternate at tCCD_S (the row that
                 // starts gets one more if it is longer), then the longer row's n_l at tCCD_L.
-                // Taken only when every running sum of the loop is exact (exact_steps), so the
-                // times are the loop's to the bit.
+                // Taken only when exact_steps proves the loop's rounded running sums equal the
+                // closed form, so the times are the loop's to the bit.
                 const uint32_t c0 = left[cur], c1 = left[other];
                 const uint32_t n_s = c0 > c1 ? 2 * c1 + 1 : 2 * c0, n_l = c0 + c1 - n_s;
                 const size_t tail = c0 > c1 ? cur : other, first_done = tail == cur ? other : cur;
-                const double t_s = t + double(n_s) * t_.ccd_s;
-                if (exact_steps(t, t_.ccd_s, n_s) && exact_steps(t_s, t_.ccd_l, n_l) &&
-                    exact_steps(busy, t_.burst, n_s + n_l)) {
-                    t_of[first_done] = t + double(n_s - 1) * t_.ccd_s;  // its last column: one before t_s
-                    t_of[tail] = t_s + double(n_l) * t_.ccd_l;
+                double d_s, d_l, d_busy;
+                if (exact_steps(t, t_.ccd_s, n_s, d_s) && exact_steps(t + double(n_s) * d_s, t_.ccd_l, n_l, d_l) &&
+                    exact_steps(busy, t_.burst, n_s + n_l, d_busy)) {
+                    const double t_s = t + double(n_s) * d_s;
+                    t_of[first_done] = t + double(n_s - 1) * d_s;  // its last column: one before t_s
+                    t_of[tail] = t_s + double(n_l) * d_l;
                     moved[cur] = moved[other] = true;
                     left[cur] = left[other] = 0;
                     if (r.mark > placed && r.mark - placed <= n_s + n_l) {
                         const uint32_t k = r.mark - placed;
-                        const double tk = k <= n_s ? t + double(k) * t_.ccd_s : t_s + double(k - n_s) * t_.ccd_l;
+                        const double tk = k <= n_s ? t + double(k) * d_s : t_s + double(k - n_s) * d_l;
                         out.mark_ns = tk + latency + t_.burst;
                     }
                     placed += n_s + n_l;
-                    busy += double(n_s + n_l) * t_.burst;
+                    busy += double(n_s + n_l) * d_busy;
                     t = t_of[tail];
                     t_bg = bg[tail];
                 } else {

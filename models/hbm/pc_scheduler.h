@@ -22,10 +22,11 @@
 
 namespace nctlm {
 
-// Whether adding c to x n times, rounding after each addition, gives exactly x + n c (no rounding
-// anywhere: c and x in whole ulps of x, n c exact, no step across a power of two). Then the
-// scheduler replaces such a chain by one multiply-add with the same bits.
-bool exact_steps(double x, double c, uint64_t n);
+// Whether adding c to x n times, rounding after each addition, equals x + n step exactly, with
+// `step` (set here) = c rounded to whole ulps of x: true when the chain stays below the next power
+// of two above x and c is not exactly halfway between two multiples of that ulp. Then the scheduler
+// replaces such a chain by one multiply-add with the same bits.
+bool exact_steps(double x, double c, uint64_t n, double& step);
 
 // Every timing in ns, rounded up to whole cycles of the DRAM clock.
 struct DramTiming {
