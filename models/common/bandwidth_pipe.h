@@ -63,6 +63,16 @@ public:
         }
         double length = bytes * ns_per_byte_;
         double start = ready_ns;
+        busy_ns_ += length;
+        bytes_ += bytes;
+        if (head_ == busy_.size() || start >= busy_.back().second) {  // after every booking: append
+            double end = start + length;
+            if (head_ < busy_.size() && busy_.back().second == start)
+                busy_.back().second = end;  // touching: merge, as below
+            else
+                busy_.push_back({start, end});
+            return {start, end};
+        }
         // The first interval still busy at `start` (intervals are disjoint: sorted by end too).
         auto it = std::upper_bound(busy_.begin() + std::ptrdiff_t(head_), busy_.end(), start,
                                    [](double t, const std::pair<double, double>& b) { return t < b.second; });
@@ -87,8 +97,6 @@ public:
         } else {
             busy_.insert(it, {start, end});
         }
-        busy_ns_ += length;
-        bytes_ += bytes;
         return {start, end};
     }
     double busy_ns() const { return busy_ns_; }

@@ -1,12 +1,22 @@
 // A payload event queue with callback and phase: tlm_utils::peq_with_cb_and_phase with the same
-// delivery order, but a binary heap for the timed entries. SystemC's keeps them in a sorted
-// linked list (O(n) per insert), which dominated whole runs once an HBM controller held hundreds
-// of queued bursts (docs/performance.md). Order, as in tlm_utils: delta notifications by delta
-// parity, then timed entries by time and, at equal times, in insertion order.
+// delivery order, but cheaper timed entries. SystemC's keeps them in a sorted linked list (O(n)
+// per insert), which dominated whole runs once an HBM controller held hundreds of queued bursts
+// (docs/performance.md). Order, as in tlm_utils: delta notifications by delta parity, then timed
+// entries by time and, at equal times, in insertion order.
+//
+// Timed entries mostly arrive in time order (a link's or a pseudo-channel's bursts): those append
+// to a FIFO (O(1)); only an entry earlier than the FIFO's last goes to a binary heap. Delivery
+// takes the smaller (time, insertion order) of the two fronts: the same total order as one heap.
+// The kernel event is re-armed only when an entry is due before the pending notification, which
+// is what sc_event::notify would keep anyway (the kernel sees the same calls, so the order of
+// processes at equal times is unchanged).
 #pragma once
+
+#include "models/common/sim.h"
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <systemc>
 #include <tlm>
 #include <utility>
@@ -29,14 +39,19 @@ public:
 
     // Delivers (p, phase) to the owner's callback `when` from now (SC_ZERO_TIME: next delta).
     void notify(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase, const sc_core::sc_time& when) {
-        if (when == sc_core::SC_ZERO_TIME) {
-            (sc_core::sc_delta_count() & 1 ? even_ : odd_).emplace_back(&p, phase);
-            event_.notify(sc_core::SC_ZERO_TIME);
-        } else {
-            timed_.push_back({(sc_core::sc_time_stamp() + when).value(), seq_++, &p, phase});
-            std::push_heap(timed_.begin(), timed_.end(), Later{});
-            event_.notify(when);  // keeps the earlier of this and any pending notification
-        }
+        if (when == sc_core::SC_ZERO_TIME)
+            notify_delta(p, phase);
+        else
+            notify_timed(p, phase, sim_time().value() + when.value());
+    }
+    // Delivers at absolute time t_ns on the kernel's grid (at()); at or before now: next delta.
+    // The same as notify(p, phase, until(t_ns)) without building sc_time values.
+    void notify_at(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase, double t_ns) {
+        sc_dt::uint64 t = at_ticks(t_ns), now = sim_time().value();
+        if (t <= now)
+            notify_delta(p, phase);
+        else
+            notify_timed(p, phase, t);
     }
 
 private:
@@ -49,6 +64,59 @@ private:
     struct Later {
         bool operator()(const Timed& a, const Timed& b) const { return a.t != b.t ? a.t > b.t : a.seq > b.seq; }
     };
+    static constexpr sc_dt::uint64 kNone = std::numeric_limits<sc_dt::uint64>::max();
+
+    void notify_delta(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase) {
+        (sc_core::sc_delta_count() & 1 ? even_ : odd_).emplace_back(&p, phase);
+        notify_next_delta();
+    }
+    void notify_next_delta() {
+        event_.notify(sc_core::SC_ZERO_TIME);  // replaces a pending timed notification
+        armed_delta_ = sc_core::sc_delta_count();
+        armed_t_ = kNone;
+    }
+    void notify_timed(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase, sc_dt::uint64 t) {
+        if (fifo_head_ == fifo_.size() || t >= fifo_.back().t) {
+            fifo_.push_back({t, seq_++, &p, phase});
+        } else {
+            heap_.push_back({t, seq_++, &p, phase});
+            std::push_heap(heap_.begin(), heap_.end(), Later{});
+        }
+        arm(t);
+    }
+    // sc_event::notify keeps the earlier of a new and a pending notification: skip the call exactly
+    // when the kernel would ignore it, i.e. a notification is still pending (a delta one made in
+    // this delta cycle, or a timed one after now) and due no later than t.
+    void arm(sc_dt::uint64 t) {
+        if (armed_delta_ == sc_core::sc_delta_count())
+            return;
+        const sc_dt::uint64 now = sim_time().value();
+        if (armed_t_ > now && armed_t_ <= t)
+            return;
+        armed_t_ = t;
+        event_.notify(sc_core::sc_time::from_value(t - now));
+    }
+    // The earliest timed entry (FIFO front or heap top), or null.
+    const Timed* front() const {
+        const Timed* f = fifo_head_ < fifo_.size() ? &fifo_[fifo_head_] : nullptr;
+        if (heap_.empty())
+            return f;
+        return !f || Later{}(*f, heap_.front()) ? &heap_.front() : f;
+    }
+    Timed pop(const Timed* e) {
+        Timed out = *e;
+        if (!heap_.empty() && e == &heap_.front()) {
+            std::pop_heap(heap_.begin(), heap_.end(), Later{});
+            heap_.pop_back();
+        } else if (++fifo_head_ == fifo_.size()) {
+            fifo_.clear();
+            fifo_head_ = 0;
+        } else if (fifo_head_ >= 64 && 2 * fifo_head_ >= fifo_.size()) {  // drop the delivered prefix
+            fifo_.erase(fifo_.begin(), fifo_.begin() + std::ptrdiff_t(fifo_head_));
+            fifo_head_ = 0;
+        }
+        return out;
+    }
 
     void fire() {
         // Delta entries: an odd delta delivers those posted in even deltas, and vice versa.
@@ -58,24 +126,27 @@ private:
             (owner_->*cb_)(*now_list[i].first, now_list[i].second);
         now_list.clear();
         if (!(odd ? even_ : odd_).empty())
-            event_.notify(sc_core::SC_ZERO_TIME);
+            notify_next_delta();
         // Timed entries due now, earliest inserted first.
-        const sc_dt::uint64 now = sc_core::sc_time_stamp().value();
-        while (!timed_.empty() && timed_.front().t == now) {
-            std::pop_heap(timed_.begin(), timed_.end(), Later{});
-            Timed e = timed_.back();
-            timed_.pop_back();
-            (owner_->*cb_)(*e.p, e.phase);
+        const sc_dt::uint64 now = sim_time().value();
+        for (const Timed* e = front(); e && e->t == now; e = front()) {
+            Timed d = pop(e);
+            (owner_->*cb_)(*d.p, d.phase);
         }
-        if (!timed_.empty())
-            event_.notify(sc_core::sc_time::from_value(timed_.front().t - now));
+        if (const Timed* e = front())
+            arm(e->t);
     }
 
     Owner* owner_;
     Callback cb_;
     std::vector<Entry> odd_, even_;  // for delivery in the next odd / even delta
-    std::vector<Timed> timed_;       // min-heap on (time, insertion order)
+    std::vector<Timed> fifo_;        // [fifo_head_, end): in (time, insertion) order
+    size_t fifo_head_ = 0;
+    std::vector<Timed> heap_;        // min-heap on (time, insertion order): entries out of order
     sc_dt::uint64 seq_ = 0;
+    // The last notification asked of the kernel: a delta one in delta cycle armed_delta_, or a
+    // timed one at armed_t_ (pending while after now).
+    sc_dt::uint64 armed_delta_ = kNone, armed_t_ = kNone;
     sc_core::sc_event event_;
 };
 

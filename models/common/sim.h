@@ -34,30 +34,43 @@ inline double tick_fs() {
         running_tick_fs = tick;
     return tick;
 }
+// The current time without a library call (sc_time_stamp() is out of line; it runs several times
+// per transaction).
+inline const sc_core::sc_time& sim_time() { return sc_core::sc_get_curr_simcontext()->time_stamp(); }
+// sc_time(t_ns, SC_NS) of SystemC 2.3.4 step for step (round half up on the tick grid), without
+// its look-ups of the simulation context; tests/unit holds the two equal. Needs the kernel running.
+inline sc_dt::uint64 grid_ticks(double t_ns) {
+    volatile double ticks = t_ns * (1e6 / running_tick_fs) + 0.5;
+    return sc_dt::uint64(static_cast<sc_dt::int64>(ticks));
+}
 inline sc_core::sc_time checked_time(double t_ns, double base_fs, const char* what) {
     double fs = t_ns * 1e6;
     if (!(fs >= 0 && fs + base_fs < kMaxSimFs))  // also catches NaN
         return time_overflow(t_ns, what);
     if (running_tick_fs <= 0 || t_ns == 0)
         return sc_core::sc_time(t_ns, sc_core::SC_NS);
-    // sc_time(t_ns, SC_NS) of SystemC 2.3.4 step for step (round half up on the tick grid), without
-    // its look-ups of the simulation context; tests/unit holds the two equal.
-    volatile double ticks = t_ns * (1e6 / running_tick_fs) + 0.5;
-    return sc_core::sc_time::from_value(sc_dt::uint64(static_cast<sc_dt::int64>(ticks)));
+    return sc_core::sc_time::from_value(grid_ticks(t_ns));
 }
 inline sc_core::sc_time to_sc(Duration d) {
-    return checked_time(d.ns, double(sc_core::sc_time_stamp().value()) * tick_fs(), "delay");
+    return checked_time(d.ns, double(sim_time().value()) * tick_fs(), "delay");
 }
 // Exact on the 1 fs grid: fs count / 1e6 is one correctly rounded division, no float noise
 // (to_seconds() * 1e9 turned 150 ns into 150.00000000000003).
 inline double ns(const sc_core::sc_time& t) { return double(t.value()) * tick_fs() / 1e6; }
-inline double now_ns() { return ns(sc_core::sc_time_stamp()); }
+inline double now_ns() { return ns(sim_time()); }
 // Absolute time t_ns on the kernel's grid (1 fs), and the delay from now until then (never
 // negative). Compare and wait on the same grid, or a sub-fs remainder becomes a delta loop.
 inline sc_core::sc_time at(double t_ns) { return checked_time(t_ns, 0, "time"); }
 inline sc_core::sc_time until(double t_ns) {
-    sc_core::sc_time t = at(t_ns), now = sc_core::sc_time_stamp();
+    sc_core::sc_time t = at(t_ns), now = sim_time();
     return t > now ? t - now : sc_core::SC_ZERO_TIME;
+}
+// at(t_ns) as a count of kernel ticks, the same rounding without building an sc_time (a library
+// call) once the kernel runs.
+inline sc_dt::uint64 at_ticks(double t_ns) {
+    if (running_tick_fs <= 0 || t_ns == 0 || !(t_ns * 1e6 >= 0 && t_ns * 1e6 < kMaxSimFs))
+        return at(t_ns).value();
+    return grid_ticks(t_ns);
 }
 
 // A pool of generic payloads with a fixed extension each: no allocation per transaction once warm.

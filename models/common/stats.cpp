@@ -58,7 +58,12 @@ void Histogram::add(double v) {
     }
     // Beyond 2^63 steps (2.5 hours in fs) everything shares the top bucket; max stays exact.
     uint64_t q = steps >= 9.2e18 ? (1ull << 63) : uint64_t(steps);
-    (v < 0 ? neg_ : pos_).add(bucket_of(q), 1);
+    Side& side = v < 0 ? neg_ : pos_;
+    uint32_t bucket = bucket_of(q);
+    if (bucket >= side.first && bucket - side.first < side.counts.size())  // the usual case: no growth
+        ++side.counts[bucket - side.first];
+    else
+        side.add(bucket, 1);
 }
 
 void Histogram::merge(const Histogram& other) {

@@ -31,9 +31,6 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
     SC_METHOD(complete_ready);
     sensitive << completions_.get_event();
     dont_initialize();
-    SC_METHOD(retire);
-    sensitive << retire_event_;
-    dont_initialize();
 }
 
 void DmaEngine::retire() {
@@ -170,6 +167,7 @@ void DmaEngine::release_request(double free_ns) {
 void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last) {
     // Request exclusion: one BEGIN_REQ at a time on the socket (held by this channel), until its
     // END_REQ. A request the next hop holds back (back-pressure) keeps it busy for an unknown time.
+    retire();
     tlm::tlm_generic_payload* p = pool_.acquire();
     p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p->set_address(d.address + offset);
@@ -222,6 +220,7 @@ tlm::tlm_sync_enum DmaEngine::nb_transport_bw(tlm::tlm_generic_payload& p, tlm::
     }
     if (phase != tlm::BEGIN_RESP)
         return tlm::TLM_ACCEPTED;
+    retire();  // earlier responses: their calls have returned (this one's has not)
     burst_done(p, true);
     return tlm::TLM_COMPLETED;
 }
@@ -266,7 +265,6 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p, bool in_bw_call) {
     d.last_data_ns = std::max(d.last_data_ns, done);
     if (in_bw_call) {
         retire_.push_back(&p);
-        retire_event_.notify(sc_core::SC_ZERO_TIME);
     } else {
         p.release();
     }

@@ -50,7 +50,7 @@ private:
     void wake_idle();
     void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last);
     void burst_done(tlm::tlm_generic_payload& p, bool in_bw_call);
-    void retire();
+    void retire();  // releases retire_
     void trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end);
     tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
     void complete_ready();
@@ -79,10 +79,10 @@ private:
     // Timing-only bursts (no functional data) point here: a target may dereference the data
     // pointer of any payload (IEEE 1666-2011 14.11: never null). Its contents mean nothing.
     std::vector<unsigned char> scratch_;
-    // Payloads whose transaction ended inside our nb_transport_bw: released a delta later, once
-    // the target's call has returned (14.7: the caller may still use the payload until then).
+    // Payloads whose transaction ended inside our nb_transport_bw: released only once that call
+    // has returned (14.7: the caller may still use the payload until then), at the next burst
+    // issued or response taken. No process and no delta cycle per burst for it.
     std::vector<tlm::tlm_generic_payload*> retire_;
-    sc_core::sc_event retire_event_;
     tlm_utils::peq_with_get<DmaDescriptor> completions_;
     sc_core::sc_time descriptor_time_;
     double completion_ns_;

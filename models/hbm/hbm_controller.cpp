@@ -205,7 +205,16 @@ void HbmController::wake_later(uint32_t i) {
     if (pc.decision_pending)
         return;
     pc.decision_pending = true;
-    pc.wake.notify(until(pc.sched->next_decision_ns(now_ns())));
+    notify_at(pc.wake, pc.sched->next_decision_ns(now_ns()));
+}
+
+// pc.wake.notify(until(t_ns)) without building sc_time values for a decision due now.
+void HbmController::notify_at(sc_core::sc_event& e, double t_ns) {
+    const sc_dt::uint64 t = at_ticks(t_ns), now = sim_time().value();
+    if (t <= now)
+        e.notify(sc_core::SC_ZERO_TIME);
+    else
+        e.notify(sc_core::sc_time::from_value(t - now));
 }
 
 void HbmController::decide(uint32_t i) {
@@ -213,9 +222,9 @@ void HbmController::decide(uint32_t i) {
     pc.decision_pending = true;  // admissions below must not post a second wake-up
     const double now = now_ns();
     while (!pc.sched->empty()) {
-        sc_core::sc_time wait = until(pc.sched->next_decision_ns(now));
-        if (wait != sc_core::SC_ZERO_TIME) {
-            pc.wake.notify(wait);
+        const double next = pc.sched->next_decision_ns(now);
+        if (at_ticks(next) > sim_time().value()) {  // until(next) > 0
+            notify_at(pc.wake, next);
             return;
         }
         Scheduled s = pc.sched->schedule_next(now);
@@ -247,9 +256,9 @@ void HbmController::respond(tlm::tlm_generic_payload& p, double head_ns, double 
         x->stack = stack_;
         x->head_ns = head_ns;
         x->tail_ns = tail_ns;
-        resp_peq_.notify(p, tlm::BEGIN_RESP, until(head_ns));
+        resp_peq_.notify_at(p, tlm::BEGIN_RESP, head_ns);
     } else {  // a plain payload: answered when its last byte is out
-        resp_peq_.notify(p, tlm::BEGIN_RESP, until(tail_ns));
+        resp_peq_.notify_at(p, tlm::BEGIN_RESP, tail_ns);
     }
 }
 

@@ -88,6 +88,7 @@ private:
     uint32_t accesses(const tlm::tlm_generic_payload& p, const HbmLocation& loc) const;
     void decide(uint32_t pc);
     void wake_later(uint32_t pc);
+    static void notify_at(sc_core::sc_event& e, double t_ns);
     void respond(tlm::tlm_generic_payload& p, double head_ns, double tail_ns);
     void queue_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase);
     void send_responses();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace nctlm {
@@ -17,6 +18,43 @@ uint32_t log2u(uint64_t v) {
 }
 constexpr double kNever = -1e18;
 } // namespace
+
+bool exact_steps(double x, double c, uint64_t n, double& step) {
+    step = c;
+    if (n == 0)
+        return true;
+    if (!(x > 0 && c > 0))  // also NaN
+        return false;
+    uint64_t xb;
+    std::memcpy(&xb, &x, sizeof xb);
+    const int ex = int(xb >> 52);  // biased exponent (the sign bit is 0)
+    if (ex <= 53 || ex == 2047)    // tiny (ulp or 1/ulp not a normal double), infinite
+        return false;
+    // x is a whole number of ulps u = 2^(ex - 1075). While the chain stays in x's binade every sum
+    // rounds to a multiple of u, and x_k + c rounds to x_k + (c rounded to a multiple of u) —
+    // the same for every k unless c sits exactly halfway (then ties-to-even depends on x_k).
+    uint64_t ub = uint64_t(ex - 52) << 52, inv_ub = uint64_t(2098 - ex) << 52;
+    double u, inv_u;
+    std::memcpy(&u, &ub, sizeof u);
+    std::memcpy(&inv_u, &inv_ub, sizeof inv_u);
+    const double q = c * inv_u;  // c in ulps: exact (a power of two)
+    double units = q;
+    if (q < 4503599627370496.0) {  // 2^52: q may have a fraction
+        const double whole = double(int64_t(q)), frac = q - whole;
+        if (frac == 0.5)
+            return false;
+        units = frac < 0.5 ? whole : whole + 1;
+    }
+    if (units == 0)
+        return false;
+    step = units * u;  // exact
+    // x + n step in x's binade: then n step was exact too (it is below 2^(ex - 1022)), and so is
+    // every partial sum; a product or sum that leaves the binade rounds to at least its top.
+    const double sum = x + double(n) * step;
+    uint64_t sb;
+    std::memcpy(&sb, &sum, sizeof sb);
+    return int(sb >> 52) == ex;
+}
 
 DramTiming DramTiming::from(const HbmConfig& c) {
     DramTiming t{};
@@ -85,13 +123,6 @@ std::vector<BankMap::Run> BankMap::runs(const std::vector<uint32_t>& bits) {
     return out;
 }
 
-uint64_t BankMap::gather(uint64_t v, const std::vector<Run>& runs) {
-    uint64_t out = 0;
-    for (const Run& r : runs)
-        out |= ((v >> r.from) & r.mask) << r.to;
-    return out;
-}
-
 DramLocation BankMap::locate(uint64_t off) const {
     return {uint32_t(gather(off, bank_group_)), uint32_t(gather(off, bank_)), gather(off, row_),
             uint32_t(gather(off, column_))};
@@ -122,8 +153,10 @@ void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) con
             r.segments.back().accesses += n;
         } else {
             key = k;
-            DramLocation l = map.locate(a);
-            r.segments.push_back({l.bank_group * banks_per_group_ + l.bank, l.bank_group, l.row, n});
+            DramSegment seg;
+            map.locate_row(a, banks_per_group_, seg.bank, seg.bank_group, seg.row);
+            seg.accesses = n;
+            r.segments.push_back(seg);
         }
         a = (next + ab - 1) & ~(ab - 1);
     }
@@ -299,14 +332,40 @@ void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
                 }
             if (rows_left == 2 && groups_matter && bg[a] != bg[b]) {
                 size_t cur = bg[a] != t_bg ? a : b, other = cur == a ? b : a;
-                for (;;) {
-                    step(cur, t_.ccd_s);
-                    if (!left[other])
-                        break;
-                    std::swap(cur, other);
+                // The loop below in closed form: n_s columns alternate at tCCD_S (the row that
+                // starts gets one more if it is longer), then the longer row's n_l at tCCD_L.
+                // Taken only when exact_steps proves the loop's rounded running sums equal the
+                // closed form, so the times are the loop's to the bit.
+                const uint32_t c0 = left[cur], c1 = left[other];
+                const uint32_t n_s = c0 > c1 ? 2 * c1 + 1 : 2 * c0, n_l = c0 + c1 - n_s;
+                const size_t tail = c0 > c1 ? cur : other, first_done = tail == cur ? other : cur;
+                double d_s, d_l, d_busy;
+                if (exact_steps(t, t_.ccd_s, n_s, d_s) && exact_steps(t + double(n_s) * d_s, t_.ccd_l, n_l, d_l) &&
+                    exact_steps(busy, t_.burst, n_s + n_l, d_busy)) {
+                    const double t_s = t + double(n_s) * d_s;
+                    t_of[first_done] = t + double(n_s - 1) * d_s;  // its last column: one before t_s
+                    t_of[tail] = t_s + double(n_l) * d_l;
+                    moved[cur] = moved[other] = true;
+                    left[cur] = left[other] = 0;
+                    if (r.mark > placed && r.mark - placed <= n_s + n_l) {
+                        const uint32_t k = r.mark - placed;
+                        const double tk = k <= n_s ? t + double(k) * d_s : t_s + double(k - n_s) * d_l;
+                        out.mark_ns = tk + latency + t_.burst;
+                    }
+                    placed += n_s + n_l;
+                    busy += double(n_s + n_l) * d_busy;
+                    t = t_of[tail];
+                    t_bg = bg[tail];
+                } else {
+                    for (;;) {
+                        step(cur, t_.ccd_s);
+                        if (!left[other])
+                            break;
+                        std::swap(cur, other);
+                    }
+                    while (left[cur])
+                        step(cur, t_.ccd_l);
                 }
-                while (left[cur])
-                    step(cur, t_.ccd_l);
             }
             for (;;) {
                 size_t pick = n;
@@ -384,7 +443,10 @@ Scheduled PcScheduler::schedule_next(double now) {
             }
     }
     DramRequest r = std::move(q[pick]);
-    q.erase(q.begin() + long(pick));
+    if (pick == 0)  // the usual case (first come or first hit): no shifting
+        q.pop_front();
+    else
+        q.erase(q.begin() + long(pick));
     (r.write ? write_used_ : read_used_) -= r.accesses;
     Scheduled s{r.tag, r.write, 0, 0, 0, r.bytes, false};
     place(r, std::max(now, r.ready_ns), s);

@@ -22,6 +22,12 @@
 
 namespace nctlm {
 
+// Whether adding c to x n times, rounding after each addition, equals x + n step exactly, with
+// `step` (set here) = c rounded to whole ulps of x: true when the chain stays below the next power
+// of two above x and c is not exactly halfway between two multiples of that ulp. Then the scheduler
+// replaces such a chain by one multiply-add with the same bits.
+bool exact_steps(double x, double c, uint64_t n, double& step);
+
 // Every timing in ns, rounded up to whole cycles of the DRAM clock.
 struct DramTiming {
     double tck, burst, rcd, rp, ras, rc, cl, cwl, ccd_s, ccd_l, rrd_s, rrd_l, faw, wtr_s, wtr_l, rtw, wr, rtp, refi,
@@ -42,6 +48,14 @@ class BankMap {
 public:
     explicit BankMap(const HbmConfig& c);
     DramLocation locate(uint64_t stack_offset) const;
+    // locate() without the column: the flat bank (bank_group x banks_per_group + bank), the bank
+    // group and the row, for describing a request (inline: runs per request).
+    void locate_row(uint64_t off, uint32_t banks_per_group, uint32_t& bank, uint32_t& bank_group,
+                    uint64_t& row) const {
+        bank_group = uint32_t(gather(off, bank_group_));
+        bank = bank_group * banks_per_group + uint32_t(gather(off, bank_));
+        row = gather(off, row_);
+    }
     // Bits that change only within one row of one bank (byte and column bits).
     uint64_t in_row_mask() const { return in_row_mask_; }
     uint64_t in_row_run_mask() const { return in_row_run_mask_; }  // its contiguous low bits
@@ -54,7 +68,12 @@ private:
         uint64_t mask;      // of the run, at bit 0
     };
     static std::vector<Run> runs(const std::vector<uint32_t>& bits);
-    static uint64_t gather(uint64_t v, const std::vector<Run>& runs);
+    static uint64_t gather(uint64_t v, const std::vector<Run>& runs) {
+        uint64_t out = 0;
+        for (const Run& r : runs)
+            out |= ((v >> r.from) & r.mask) << r.to;
+        return out;
+    }
     std::vector<Run> column_, bank_group_, bank_, row_;
     uint64_t in_row_mask_ = 0, in_row_run_mask_ = 0;
     uint32_t access_bytes_;

@@ -104,7 +104,7 @@ double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns)
         x.head_ns = x.tail_ns = ready_ns;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
     double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, x, bytes, false);
-    req_peq_.notify(p, tlm::BEGIN_REQ, until(x.tail_ns));
+    req_peq_.notify_at(p, tlm::BEGIN_REQ, x.tail_ns);
     return accepted;
 }
 
@@ -163,7 +163,7 @@ tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tl
     TransferExt& x = ext<TransferExt>(p);
     double bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
     traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, x, bytes, true);
-    resp_peq_.notify(p, tlm::BEGIN_RESP, until(x.tail_ns));
+    resp_peq_.notify_at(p, tlm::BEGIN_RESP, x.tail_ns);
     phase = tlm::END_RESP;
     return tlm::TLM_UPDATED;
 }

@@ -2,6 +2,7 @@
 // the FR-FCFS choice, queue capacity, and the address-map / config checks.
 #include "models/hbm/pc_scheduler.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 
 using namespace nctlm;
@@ -293,7 +294,9 @@ namespace {
 // Drives two schedulers, one with the fast paths and one placing every column by the full search,
 // with the same random requests (sizes, alignments, reads and writes, writes bigger than the
 // queue with a mark), and requires identical results and counters.
-void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed) {
+// time_step: the grain of arrival times (1 ns: every time stays on a dyadic grid, where the
+// closed forms always apply; a DMA clock period such as 1/1.4 GHz: they often do not).
+void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed, double time_step = 1) {
     Pc fast(c), full(c);
     full.s.use_fast_paths(false);
     uint64_t rng = seed * 2654435761u + 1;
@@ -331,7 +334,7 @@ void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed) {
                 ASSERT_EQ(a.mark_ns, b.mark_ns) << "tag " << a.tag;
                 ASSERT_EQ(a.row_hit, b.row_hit);
             }
-        now += double(next() % 200);
+        now += double(next() % 200) * time_step;
     }
     const PcCounters &a = fast.s.counters(), &b = full.s.counters();
     EXPECT_EQ(a.activates, b.activates);
@@ -346,6 +349,52 @@ void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed) {
 
 TEST(PcScheduler, FastColumnPathsEqualTheFullSearch) {
     expect_fast_paths_match_full_search(hbm2e(), 1);
+}
+
+TEST(PcScheduler, FastColumnPathsEqualTheFullSearchOffTheDramClockGrid) {
+    expect_fast_paths_match_full_search(hbm2e(), 6, 1 / 1.4);
+    expect_fast_paths_match_full_search(hbm2e(), 7, 0.1);
+}
+
+// exact_steps() is the licence for the closed forms: whenever it holds, x + n step must equal the
+// rounded chain bit for bit; and it must hold in the common case (any step, any time, no power of
+// two crossed), dyadic steps such as trn1's 1.25 ns and others such as trn2's 32 B at 22.65625 GB/s.
+TEST(ExactSteps, HoldsOnlyWhenTheChainEqualsTheProduct) {
+    uint64_t rng = 88172645463325252ull;
+    auto next = [&] {
+        rng ^= rng << 13;
+        rng ^= rng >> 7;
+        rng ^= rng << 17;
+        return rng;
+    };
+    const double steps[] = {1.25, 2.5, 0.625, 1.0 / 3, 32 / 22.65625, 1 / 1.4, 0.1, 3.0, 1e-3};
+    const int kinds = int(sizeof steps / sizeof steps[0]);
+    uint64_t held = 0, tried = 0;
+    for (int i = 0; i < 300000; ++i) {
+        double x = double(next() % 100000000) / double(1 + next() % 1000);  // arbitrary low bits
+        if (i % 10 == 0)
+            x = std::ldexp(1.0, int(next() % 40)) - double(next() % 64) * 0.625;  // near a power of two
+        double c = steps[next() % kinds];
+        uint64_t n = next() % 130;
+        double chain = x;
+        for (uint64_t k = 0; k < n; ++k)
+            chain += c;
+        double step;
+        ++tried;
+        if (exact_steps(x, c, n, step)) {
+            ++held;
+            ASSERT_EQ(chain, x + double(n) * step) << "x " << x << " c " << c << " n " << n;
+        }
+    }
+    EXPECT_GT(double(held), 0.8 * double(tried));
+    EXPECT_LT(held, tried);
+    double step;
+    EXPECT_FALSE(exact_steps(1022.75, 1.25, 2, step));  // crosses 1024: refused (conservative here)
+    EXPECT_TRUE(exact_steps(1000.0, 1.25, 10, step));
+    EXPECT_EQ(step, 1.25);
+    EXPECT_FALSE(exact_steps(0.0, 1.25, 10, step));
+    // Halfway (half an ulp of 2^52): ties to even, so the rounded step depends on the running sum.
+    EXPECT_FALSE(exact_steps(4503599627370496.0, 0.5, 4, step));
 }
 
 TEST(PcScheduler, FastColumnPathsEqualTheFullSearchOnOtherMapsAndTimings) {
