@@ -164,10 +164,8 @@ void DmaEngine::release_request(double free_ns) {
         granted_[size_t(next)].notify(until(free_ns));
 }
 
-void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last) {
-    // Request exclusion: one BEGIN_REQ at a time on the socket (held by this channel), until its
-    // END_REQ. A request the next hop holds back (back-pressure) keeps it busy for an unknown time.
-    retire();
+tlm::tlm_generic_payload* DmaEngine::burst_payload(DmaDescriptor& d, uint64_t offset, uint64_t length,
+                                                   double issue_ns, double now_ns) {
     tlm::tlm_generic_payload* p = pool_.acquire();
     p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
     p->set_address(d.address + offset);
@@ -179,18 +177,54 @@ void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, 
     TransferExt& x = ext<TransferExt>(*p);
     x.descriptor = &d;
     x.src_tile = tile_;
-    double now = now_ns();
-    x.issue_ns = now;
+    x.issue_ns = issue_ns;
     x.flow = d.trace_flow;
     x.timing_only = !d.data;
-    if (d.write) {  // the engines stream the data out of the tile: cut-through from now
-        Occupancy occ = data_pipe_.reserve(now, double(length), now);
+    x.accept_ns = 0;
+    if (d.write) {  // the engines stream the data out of the tile: cut-through from issue
+        Occupancy occ = data_pipe_.reserve(issue_ns, double(length), now_ns);
         x.head_ns = occ.start_ns;
         x.tail_ns = occ.end_ns;
         trace_data(*p, d, occ.start_ns, occ.end_ns);
+    } else {
+        x.head_ns = x.tail_ns = issue_ns;  // only a request header leaves
     }
     if (d.t_first_issue < 0)
-        d.t_first_issue = now;
+        d.t_first_issue = issue_ns;
+    return p;
+}
+
+double DmaEngine::take_response(tlm::tlm_generic_payload& p, DmaDescriptor& d, double arrived_ns, double now_ns) {
+    const TransferExt& x = ext<TransferExt>(p);
+    double done = arrived_ns;
+    if (p.is_response_ok()) {
+        if (p.is_read()) {  // the engines write the data into the tile as it streams in
+            Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now_ns));
+            done = std::max(arrived_ns, occ.end_ns);
+            trace_data(p, d, occ.start_ns, occ.end_ns);
+            bytes_read_.add(p.get_data_length());
+        } else {
+            bytes_written_.add(p.get_data_length());
+        }
+    } else if (!d.failed) {
+        d.failed = true;
+        std::string why = p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
+                              ? "address error: outside the HBM address map"
+                              : p.get_response_string();
+        d.error = fmt::format("{}: {} of {} B at address 0x{:x} failed: {} (queue {}, descriptor {})", name(),
+                              p.is_read() ? "read" : "write", p.get_data_length(), p.get_address(), why, d.queue,
+                              d.id);
+    }
+    d.last_data_ns = std::max(d.last_data_ns, done);
+    return done;
+}
+
+void DmaEngine::issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last) {
+    // Request exclusion: one BEGIN_REQ at a time on the socket (held by this channel), until its
+    // END_REQ. A request the next hop holds back (back-pressure) keeps it busy for an unknown time.
+    retire();
+    double now = now_ns();
+    tlm::tlm_generic_payload* p = burst_payload(d, offset, length, now, now);
     tlm::tlm_phase phase = tlm::BEGIN_REQ;
     sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
     tlm::tlm_sync_enum s = socket->nb_transport_fw(*p, phase, delay);
@@ -241,28 +275,9 @@ void DmaEngine::trace_data(const tlm::tlm_generic_payload& p, const DmaDescripto
 }
 
 void DmaEngine::burst_done(tlm::tlm_generic_payload& p, bool in_bw_call) {
-    TransferExt& x = ext<TransferExt>(p);
-    DmaDescriptor& d = *x.descriptor;
-    double now = now_ns(), done = now;
-    if (p.is_response_ok()) {
-        if (p.is_read()) {  // the engines write the data into the tile as it streams in
-            Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now));
-            done = std::max(now, occ.end_ns);
-            trace_data(p, d, occ.start_ns, occ.end_ns);
-            bytes_read_.add(p.get_data_length());
-        } else {
-            bytes_written_.add(p.get_data_length());
-        }
-    } else if (!d.failed) {
-        d.failed = true;
-        std::string why = p.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
-                              ? "address error: outside the HBM address map"
-                              : p.get_response_string();
-        d.error = fmt::format("{}: {} of {} B at address 0x{:x} failed: {} (queue {}, descriptor {})", name(),
-                              p.is_read() ? "read" : "write", p.get_data_length(), p.get_address(), why, d.queue,
-                              d.id);
-    }
-    d.last_data_ns = std::max(d.last_data_ns, done);
+    DmaDescriptor& d = *ext<TransferExt>(p).descriptor;
+    double now = now_ns();
+    take_response(p, d, now, now);
     if (in_bw_call) {
         retire_.push_back(&p);
     } else {

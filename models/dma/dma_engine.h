@@ -48,6 +48,13 @@ private:
     void channel_thread(int channel);
     DmaDescriptor* take_next();
     void wake_idle();
+    // A burst's payload from the pool, its TransferExt filled in and a write's data streaming out
+    // of the tile from `issue_ns` (both modes; `now_ns`: the kernel's time).
+    tlm::tlm_generic_payload* burst_payload(DmaDescriptor& d, uint64_t offset, uint64_t length, double issue_ns,
+                                            double now_ns);
+    // A burst's response reached the tile at `arrived_ns`: read data into the tile, byte counts, the
+    // descriptor's first failure. Returns when its data is in; `now_ns`: the kernel's time.
+    double take_response(tlm::tlm_generic_payload& p, DmaDescriptor& d, double arrived_ns, double now_ns);
     void issue_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, bool last);
     void burst_done(tlm::tlm_generic_payload& p, bool in_bw_call);
     void retire();  // releases retire_

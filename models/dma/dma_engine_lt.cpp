@@ -108,56 +108,16 @@ bool DmaEngine::lt_issue() {
 
 double DmaEngine::lt_burst(DmaDescriptor& d, uint64_t offset, uint64_t length, double t) {
     t = std::max(t, lt_request_free_);  // request exclusion on the shared socket
-    tlm::tlm_generic_payload* p = pool_.acquire();
-    p->set_command(d.write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    p->set_address(d.address + offset);
-    p->set_data_length(uint32_t(length));
-    p->set_streaming_width(uint32_t(length));
-    p->set_byte_enable_ptr(nullptr);
-    p->set_data_ptr(d.data ? d.data + offset : scratch_.data());
-    p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    TransferExt& x = ext<TransferExt>(*p);
-    x.descriptor = &d;
-    x.src_tile = tile_;
-    x.issue_ns = t;
-    x.flow = d.trace_flow;
-    x.timing_only = !d.data;
-    x.accept_ns = 0;
     const double kernel_now = now_ns();
-    if (d.write) {  // the engines stream the data out of the tile: cut-through from issue
-        Occupancy occ = data_pipe_.reserve(t, double(length), kernel_now);
-        x.head_ns = occ.start_ns;
-        x.tail_ns = occ.end_ns;
-        trace_data(*p, d, occ.start_ns, occ.end_ns);
-    } else {
-        x.head_ns = x.tail_ns = t;
-    }
-    if (d.t_first_issue < 0)
-        d.t_first_issue = t;
+    tlm::tlm_generic_payload* p = burst_payload(d, offset, length, t, kernel_now);
+    const TransferExt& x = ext<TransferExt>(*p);
     sc_core::sc_time delay = until(t);
     socket->b_transport(*p, delay);
     double arrived = kernel_now + ns(delay);  // the response (its last byte) is at the tile
     double accepted = std::max(t, x.accept_ns);
-    double done = arrived;
-    if (p->is_response_ok()) {
-        if (p->is_read()) {  // the engines write the data into the tile as it streams in
-            Occupancy occ = data_pipe_.reserve(x.head_ns, double(length), std::min(x.head_ns, kernel_now));
-            done = std::max(arrived, occ.end_ns);
-            trace_data(*p, d, occ.start_ns, occ.end_ns);
-            bytes_read_.add(length);
-        } else {
-            bytes_written_.add(length);
-        }
-    } else if (!d.failed) {
-        d.failed = true;
-        std::string why = p->get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE
-                              ? "address error: outside the HBM address map"
-                              : p->get_response_string();
-        d.error = fmt::format("{}: {} of {} B at address 0x{:x} failed: {} (queue {}, descriptor {})", name(),
-                              p->is_read() ? "read" : "write", length, p->get_address(), why, d.queue, d.id);
+    take_response(*p, d, arrived, kernel_now);
+    if (!p->is_response_ok())
         accepted = t;
-    }
-    d.last_data_ns = std::max(d.last_data_ns, done);
     p->release();
     lt_request_free_ = accepted;
     if (--d.bursts_left == 0)

@@ -1,5 +1,6 @@
 // LinkSchedule (models/common/bandwidth_pipe.h): earliest fitting gap, merging, pruning of the past.
 #include "models/common/bandwidth_pipe.h"
+#include "tests/xorshift.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -61,13 +62,7 @@ struct PlainSchedule {
 TEST(LinkSchedule, EqualsThePlainRuleInAndOutOfOrder) {
     LinkSchedule l(Bandwidth{1024e9});
     PlainSchedule plain{{}, 1e9 / 1024e9};
-    uint64_t rng = 12345;
-    auto next = [&] {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        return rng;
-    };
+    nctlm::test::XorShift64 next{12345};
     double now = 0;
     for (int i = 0; i < 5000; ++i) {
         now += double(next() % 8) * 0.0625;

@@ -1,6 +1,7 @@
 // The banked pseudo-channel model without a SystemC kernel: each DRAM timing rule in isolation,
 // the FR-FCFS choice, queue capacity, and the address-map / config checks.
 #include "models/hbm/pc_scheduler.h"
+#include "tests/xorshift.h"
 
 #include <cmath>
 #include <gtest/gtest.h>
@@ -299,13 +300,7 @@ namespace {
 void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed, double time_step = 1) {
     Pc fast(c), full(c);
     full.s.use_fast_paths(false);
-    uint64_t rng = seed * 2654435761u + 1;
-    auto next = [&] {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        return rng;
-    };
+    nctlm::test::XorShift64 next{seed * 2654435761u + 1};
     double now = 0;
     for (uint64_t tag = 0; tag < 3000; ++tag) {
         uint64_t bytes = uint64_t(32) << (next() % 7);  // 32 B .. 2 KiB
@@ -360,13 +355,7 @@ TEST(PcScheduler, FastColumnPathsEqualTheFullSearchOffTheDramClockGrid) {
 // rounded chain bit for bit; and it must hold in the common case (any step, any time, no power of
 // two crossed), dyadic steps such as trn1's 1.25 ns and others such as trn2's 32 B at 22.65625 GB/s.
 TEST(ExactSteps, HoldsOnlyWhenTheChainEqualsTheProduct) {
-    uint64_t rng = 88172645463325252ull;
-    auto next = [&] {
-        rng ^= rng << 13;
-        rng ^= rng >> 7;
-        rng ^= rng << 17;
-        return rng;
-    };
+    nctlm::test::XorShift64 next{88172645463325252ull};
     const double steps[] = {1.25, 2.5, 0.625, 1.0 / 3, 32 / 22.65625, 1 / 1.4, 0.1, 3.0, 1e-3};
     const int kinds = int(sizeof steps / sizeof steps[0]);
     uint64_t held = 0, tried = 0;
