@@ -904,7 +904,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
     if (out_dir.empty())
         throw ConfigError("nctlm sweep: -o DIR is required (or --dry-run)");
     OutDir out{fs::absolute(out_dir).lexically_normal()};
-    if (fs::exists(out.root) && !fs::is_directory(out.root))
+    std::error_code ec;
+    if (fs::exists(out.root, ec) && !fs::is_directory(out.root, ec))
         throw ConfigError("-o " + out_dir + ": exists and is not a directory; give a directory for the results");
     try {
         fs::create_directories(out.rows());

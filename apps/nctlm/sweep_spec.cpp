@@ -216,7 +216,8 @@ std::string Spec::resolve(const std::string& path) const {
     if (p.is_absolute())
         return p.lexically_normal().string();
     fs::path near = fs::path(dir) / p;
-    if (fs::exists(near) || !fs::exists(p))
+    std::error_code ec;  // a name too long or unreadable is "not there": loading it says why
+    if (fs::exists(near, ec) || !fs::exists(p, ec))
         return near.lexically_normal().string();
     return fs::absolute(p).lexically_normal().string();
 }

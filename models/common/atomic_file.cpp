@@ -50,14 +50,16 @@ void write_atomically(const fs::path& path, const std::string& text) {
 }
 
 void check_writable(const fs::path& path) {
-    if (fs::is_directory(path))
+    std::error_code ec;  // a name too long or an unreadable directory: cannot write, said as such
+    if (fs::is_directory(path, ec))
         throw std::runtime_error("is a directory; give a file name");
     fs::path dir = path.parent_path();
     if (dir.empty())
         dir = ".";
-    if (!fs::is_directory(dir) || access(dir.c_str(), W_OK) != 0 ||
-        (fs::exists(path) && access(path.c_str(), W_OK) != 0))
-        throw std::runtime_error("cannot write (missing directory or no permission)");
+    bool exists = fs::exists(path, ec);
+    if (ec || !fs::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0 ||
+        (exists && access(path.c_str(), W_OK) != 0))
+        throw std::runtime_error("cannot write (missing directory, no permission or name too long)");
 }
 
 } // namespace nctlm
