@@ -123,6 +123,12 @@ void HbmController::refill(uint32_t i) {
     }
 }
 
+void HbmController::trace_pc(const tlm::tlm_generic_payload& p, uint32_t pseudo_channel, double start, double end) {
+    SpanArgs a = burst_span_args(p, p.get_data_length());  // the burst's flow (both modes)
+    a.pc = int32_t(pseudo_channel);
+    nctlm::trace().span(pcs_[pseudo_channel].track, p.is_write() ? "write" : "read", start, end, a);
+}
+
 tlm::tlm_sync_enum HbmController::begin_pipe(tlm::tlm_generic_payload& p, const HbmLocation& loc, double arrival) {
     Pc& pc = pcs_[loc.pseudo_channel];
     Occupancy occ = pc.pipe.reserve(arrival + cfg_.controller_latency.ns, p.get_data_length());
@@ -130,11 +136,8 @@ tlm::tlm_sync_enum HbmController::begin_pipe(tlm::tlm_generic_payload& p, const 
     bursts_.add(1);
     bool write = p.is_write();
     (write ? bytes_written_ : bytes_read_).add(p.get_data_length());
-    if (pc.track >= 0) {
-        SpanArgs a = burst_span_args(p, p.get_data_length());
-        a.pc = int32_t(loc.pseudo_channel);
-        nctlm::trace().span(pc.track, write ? "write" : "read", occ.start_ns, occ.end_ns, a);
-    }
+    if (pc.track >= 0)
+        trace_pc(p, loc.pseudo_channel, occ.start_ns, occ.end_ns);
     if (cfg_.functional && carries_data(p)) {
         if (write)
             memory_.write(loc.offset, p.get_data_ptr(), p.get_data_length());

@@ -94,7 +94,7 @@ private:
     void send_responses();
     void count(bool write, uint64_t bytes, double accepted_ns, double last_ns);
     void end_of_simulation() override;
-    void trace_lt(const tlm::tlm_generic_payload& p, uint32_t pseudo_channel, double start, double end);
+    void trace_pc(const tlm::tlm_generic_payload& p, uint32_t pseudo_channel, double start, double end);
     void b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time& delay);
 
     HbmConfig cfg_;

@@ -14,7 +14,6 @@
 // TransferExt::accept_ns, what END_REQ carries under AT. Posted writes are acknowledged once
 // accepted, as under AT. Not modelled: the AT port's head-of-line blocking (a request waiting for
 // a slot does not hold back requests for other PCs), see docs/performance.md.
-#include "models/common/burst_trace.h"
 #include "models/common/sim.h"
 #include "models/common/trace.h"
 #include "models/common/transfer.h"
@@ -27,12 +26,6 @@ namespace nctlm {
 void HbmController::enable_loosely_timed() {
     lt_ingress_free_.assign(cfg_.ingress_queue, 0);
     socket.register_b_transport(this, &HbmController::b_transport_lt);
-}
-
-void HbmController::trace_lt(const tlm::tlm_generic_payload& p, uint32_t pseudo_channel, double start, double end) {
-    SpanArgs a = burst_span_args(p, p.get_data_length());  // the burst's flow, as under AT
-    a.pc = int32_t(pseudo_channel);
-    nctlm::trace().span(pcs_[pseudo_channel].track, p.is_write() ? "write" : "read", start, end, a);
 }
 
 void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
@@ -54,7 +47,7 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         tail = occ.end_ns;
         count(write, length, arrival, occ.end_ns);
         if (pc.track >= 0)
-            trace_lt(p, loc->pseudo_channel, occ.start_ns, occ.end_ns);
+            trace_pc(p, loc->pseudo_channel, occ.start_ns, occ.end_ns);
     } else {
         if (loc->offset % cfg_.interleave + length > cfg_.interleave || length == 0) {
             refused_.add(1);  // one request, one pseudo-channel (as under AT)
@@ -95,7 +88,7 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         }
         count(write, length, accepted, s.last_data_ns);
         if (pc.track >= 0)
-            trace_lt(p, loc->pseudo_channel, s.first_data_ns, s.last_data_ns);
+            trace_pc(p, loc->pseudo_channel, s.first_data_ns, s.last_data_ns);
     }
     bursts_.add(1);
     (write ? bytes_written_ : bytes_read_).add(length);

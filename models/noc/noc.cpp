@@ -70,17 +70,7 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
     }
     bursts_.add(1);
     double now = now_ns() + ns(delay);
-    TransferExt* x = p.get_extension<TransferExt>();
-    if (!x) {  // a plain payload: the first hop carries the routing state, removed before the response
-        if (spare_exts_.empty())
-            spare_exts_.push_back(std::make_unique<TransferExt>());
-        x = spare_exts_.back().release();
-        spare_exts_.pop_back();
-        *x = TransferExt{};
-        x->attached_by_noc = true;
-        x->head_ns = x->tail_ns = now;  // its write data is all here now
-        p.set_extension(x);
-    }
+    TransferExt* x = routing_ext(p, now);
     x->src_tile = uint32_t(tile);
     x->stack = loc->stack;
     Port& port = ports_[loc->stack];
@@ -99,11 +89,37 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
     return tlm::TLM_UPDATED;
 }
 
-double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns) {
+TransferExt* Noc::routing_ext(tlm::tlm_generic_payload& p, double now_ns) {
+    if (TransferExt* x = p.get_extension<TransferExt>())
+        return x;
+    // A plain payload: the first hop carries the routing state, removed before the response.
+    if (spare_exts_.empty())
+        spare_exts_.push_back(std::make_unique<TransferExt>());
+    TransferExt* x = spare_exts_.back().release();
+    spare_exts_.pop_back();
+    *x = TransferExt{};
+    x->attached_by_noc = true;
+    x->head_ns = x->tail_ns = now_ns;  // its write data is all here now
+    p.set_extension(x);
+    return x;
+}
+
+void Noc::release_routing_ext(tlm::tlm_generic_payload& p, TransferExt* x) {
+    if (!x->attached_by_noc)
+        return;
+    p.clear_extension(x);
+    spare_exts_.emplace_back(x);
+}
+
+double Noc::book_request(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns) {
     if (p.is_read())
         x.head_ns = x.tail_ns = ready_ns;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    double accepted = traverse(topology_.request_route(x.src_tile, x.stack), p, x, bytes, false);
+    return traverse(topology_.request_route(x.src_tile, x.stack), p, x, bytes, false);
+}
+
+double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns) {
+    double accepted = book_request(p, x, ready_ns);
     req_peq_.notify_at(p, tlm::BEGIN_REQ, x.tail_ns);
     return accepted;
 }
@@ -171,10 +187,7 @@ tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tl
 void Noc::deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
     TransferExt* x = p.get_extension<TransferExt>();
     uint32_t tile = x->src_tile;
-    if (x->attached_by_noc) {
-        p.clear_extension(x);
-        spare_exts_.emplace_back(x);
-    }
+    release_routing_ext(p, x);
     tile_responses_[tile].pending.push_back(&p);
     send_to_tile(tile);
 }

@@ -71,7 +71,14 @@ private:
     tlm::tlm_sync_enum bw_from_stack(int stack, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay);
     // Books the request route from `ready_ns`; returns when the first link has taken it.
-    double inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns);
+    // The routing extension: the initiator's, or one the NoC attaches to a plain payload (and
+    // release_routing_ext removes before the payload leaves).
+    TransferExt* routing_ext(tlm::tlm_generic_payload& p, double now_ns);
+    void release_routing_ext(tlm::tlm_generic_payload& p, TransferExt* x);
+    // Books the request route from `ready_ns` (a read's header, a write's data); returns when the
+    // first link is done with it (END_REQ).
+    double book_request(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns);
+    double inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns);  // book_request + arrival event
     // Moves data (head/tail in the payload's TransferExt) across a route; returns the first
     // link's occupancy end (when the sender is free again). `response`: the way back (trace names).
     double traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payload& p, TransferExt& x, double bytes,

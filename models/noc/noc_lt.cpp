@@ -26,29 +26,15 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
         return;
     }
     bursts_.add(1);
-    TransferExt* x = p.get_extension<TransferExt>();
-    bool attached = false;
-    if (!x) {  // a plain payload: carries the routing state while inside, removed before returning
-        if (spare_exts_.empty())
-            spare_exts_.push_back(std::make_unique<TransferExt>());
-        x = spare_exts_.back().release();
-        spare_exts_.pop_back();
-        *x = TransferExt{};
-        x->head_ns = x->tail_ns = t;
-        p.set_extension(x);
-        attached = true;
-    }
+    TransferExt* x = routing_ext(p, t);  // a plain payload's is removed before returning
     x->src_tile = uint32_t(tile);
     x->stack = loc->stack;
     Port& port = ports_[loc->stack];
     double inject = std::max(t, port.lt_credits.earliest());
     port.wait_ns->add(inject - t);
-    if (p.is_read())
-        x->head_ns = x->tail_ns = inject;  // only a header travels
-    double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
     // A write's data was booked from the DMA's streaming times; as under AT, a request that waited
     // for its credit is accepted (END_REQ) and reaches the stack no earlier than it was injected.
-    double accepted = std::max(inject, traverse(topology_.request_route(x->src_tile, x->stack), p, *x, bytes, false));
+    double accepted = std::max(inject, book_request(p, *x, inject));
     double arrival = std::max(inject, x->tail_ns);
     x->accept_ns = 0;
     sc_core::sc_time to_stack = until(arrival);
@@ -65,10 +51,7 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
         at_tile = credit_back;
     }
     x->accept_ns = accepted;
-    if (attached) {
-        p.clear_extension(x);
-        spare_exts_.emplace_back(x);
-    }
+    release_routing_ext(p, x);
     delay = until(at_tile);
 }
 
