@@ -310,6 +310,11 @@ PcCounters HbmController::bank_counters() const {
 }
 
 void HbmController::end_of_simulation() {
+    for (Pc& pc : pcs_) {  // lt: the queue changes still ahead of the last request
+        pc.lt_reads.finish();
+        pc.lt_writes.finish();
+    }
+    lt_ingress_.finish();
     double busy = 0;
     for (size_t i = 0; i < pcs_.size(); ++i) {
         double b = pcs_[i].sched ? pcs_[i].sched->counters().data_busy_ns : pcs_[i].pipe.busy_ns();

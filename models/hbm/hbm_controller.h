@@ -12,6 +12,7 @@
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
+#include "models/common/level_sweep.h"
 #include "models/common/peq.h"
 #include "models/common/slot_times.h"
 #include "models/common/stats.h"
@@ -74,6 +75,7 @@ private:
         int track;
         // lt: when recent requests left the read / write queue (their decision), oldest first.
         std::deque<double> lt_read_left, lt_write_left;
+        LevelSweep lt_reads, lt_writes;  // lt: queue entries in use, replayed in time order for the statistics
     };
     struct Slot {  // a request from acceptance until its commands are placed
         tlm::tlm_generic_payload* p = nullptr;  // reads only: answered when data is out
@@ -120,6 +122,7 @@ private:
     uint64_t measured_requests_ = 0;
     Counter &bytes_read_, &bytes_written_, &bursts_, &refused_;
     Histogram* read_latency_;
+    LevelSweep lt_ingress_;      // lt: ingress slots in use, for the trace counter
     SlotTimes lt_ingress_free_;  // lt: the stack's ingress buffer slots, when each is free again
 };
 

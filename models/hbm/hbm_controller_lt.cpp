@@ -25,6 +25,12 @@ namespace nctlm {
 
 void HbmController::enable_loosely_timed() {
     lt_ingress_free_.assign(cfg_.ingress_queue, 0);
+    // The AT statistics from the booked intervals, replayed in time order (level_sweep.h).
+    for (Pc& pc : pcs_) {
+        pc.lt_reads = LevelSweep([&pc, cap = cfg_.read_queue](size_t n, double t) { pc.reads.level(n, cap, t); });
+        pc.lt_writes = LevelSweep([&pc, cap = cfg_.write_queue](size_t n, double t) { pc.writes.level(n, cap, t); });
+    }
+    lt_ingress_ = LevelSweep([this](size_t n, double t) { ingress_track_.sample(t, double(n)); });
     socket.register_b_transport(this, &HbmController::b_transport_lt);
 }
 
@@ -68,6 +74,11 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
             lt_ingress_free_.book_earliest(admitted);
         }
         const uint32_t overflow = write && n > cfg_.write_queue ? n - cfg_.write_queue : 0;
+        if (admitted > accepted)  // waited in the ingress buffer
+            lt_ingress_.hold(accepted, admitted);
+        lt_ingress_.advance(accepted);
+        LevelSweep& queue = write ? pc.lt_writes : pc.lt_reads;
+        (write ? pc.writes : pc.reads).sample(queue.advance(admitted));  // the entries it found, as under AT
         DramRequest r;
         r.write = write;
         r.bytes = length;
@@ -77,6 +88,7 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         pc.sched->enqueue(std::move(r));
         const double decision = pc.sched->next_decision_ns(admitted);
         Scheduled s = pc.sched->schedule_next(decision);
+        queue.hold(admitted, decision, n);  // its entries, until it is picked
         left.push_back(decision);
         while (left.size() > depth)
             left.pop_front();

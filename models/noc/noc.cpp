@@ -205,6 +205,10 @@ void Noc::send_to_tile(uint32_t tile) {
 }
 
 void Noc::end_of_simulation() {
+    for (Port& port : ports_) {  // lt: the occupancy changes still ahead of the last request
+        port.lt_present.finish();
+        port.lt_held.finish();
+    }
     double elapsed = now_ns();
     for (size_t l = 0; l < links_.size(); ++l) {
         std::string base = std::string(name()) + "." + topology_.link_name(l);

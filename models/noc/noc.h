@@ -11,6 +11,7 @@
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
+#include "models/common/level_sweep.h"
 #include "models/common/peq.h"
 #include "models/common/slot_times.h"
 #include "models/common/stats.h"
@@ -61,6 +62,7 @@ private:
         QueueStats occupancy;
         Histogram* wait_ns;                            // a tile's wait for a credit
         SlotTimes lt_credits;                // lt: when each credit is free again
+        LevelSweep lt_present, lt_held;      // lt: requests at the port (waiting or holding a credit), credits held
     };
     struct TileResponses {  // BEGIN_RESP exclusion toward a tile
         std::deque<tlm::tlm_generic_payload*> pending;

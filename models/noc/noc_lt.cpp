@@ -12,8 +12,11 @@
 namespace nctlm {
 
 void Noc::enable_loosely_timed() {
-    for (Port& port : ports_)
+    for (Port& port : ports_) {
         port.lt_credits.assign(cfg_.port_buffer, 0);
+        // The AT statistics from the booked intervals, replayed in time order (level_sweep.h).
+        port.lt_held = LevelSweep([&port, cap = cfg_.port_buffer](size_t n, double t) { port.occupancy.level(n, cap, t); });
+    }
     tile_sockets.register_b_transport(this, &Noc::b_transport_lt);
 }
 
@@ -30,6 +33,8 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     x->src_tile = uint32_t(tile);
     x->stack = loc->stack;
     Port& port = ports_[loc->stack];
+    port.occupancy.sample(port.lt_present.advance(t));  // as under AT: credits held + requests waiting
+    port.lt_held.advance(t);
     double inject = std::max(t, port.lt_credits.earliest());
     port.wait_ns->add(inject - t);
     // A write's data was booked from the DMA's streaming times; as under AT, a request that waited
@@ -42,6 +47,8 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     // The controller accepted it (accept_ns; at once when it does not say): the credit is back.
     const double credit_back = std::max(arrival, x->accept_ns);
     port.lt_credits.book_earliest(credit_back);
+    port.lt_present.hold(t, credit_back);
+    port.lt_held.hold(inject, credit_back);
     double at_tile;
     if (p.get_response_status() == tlm::TLM_OK_RESPONSE) {
         double resp_bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);

@@ -137,3 +137,59 @@ TEST(LooselyTimed, AQuantumRunsAheadWithinTheLooserBound) {
     expect_close("-p trn2 -t stream --set 'sim.quantum=1 us'", "gb_per_s", 0.05);
     expect_close("-p trn2 -t gqa -w gqa_g1_llama31_8b_8k --set 'sim.quantum=1 us'", "wall_ns", 0.05);
 }
+
+namespace {
+nlohmann::json stats_of(const std::string& args, const std::string& timing) {
+    std::string json = test::temp_file("", ".json");
+    auto r = test::run_cli("run " + args + " --timing " + timing + " -q -o " + json);
+    EXPECT_EQ(r.exit_code, 0) << args << " --timing " << timing << ": " << r.err;
+    std::ifstream in(json);
+    return nlohmann::json::parse(in)["stats"]["top"];
+}
+// Sums one field of a queue statistic (0 where a histogram has no samples) over the NoC's stack ports or over every PC of every stack.
+double noc_ports(const nlohmann::json& top, const std::string& field, const std::string& key) {
+    double sum = 0;
+    const nlohmann::json& noc = top.at("noc");
+    for (auto it = noc.begin(); it != noc.end(); ++it)
+        if (it.key().find("_port") != std::string::npos)
+            sum += key.empty() ? it.value().at(field).get<double>() : it.value().at(field).value(key, 0.0);
+    return sum;
+}
+double pc_queues(const nlohmann::json& top, const std::string& queue, const std::string& field, const std::string& key) {
+    double sum = 0;
+    for (auto hbm = top.begin(); hbm != top.end(); ++hbm)
+        if (hbm.key().rfind("hbm", 0) == 0)
+            for (auto pc = hbm.value().begin(); pc != hbm.value().end(); ++pc)
+                if (pc.key().rfind("pc", 0) == 0 && pc.value().contains(queue)) {
+                    const nlohmann::json& q = pc.value().at(queue).at(field);
+                    sum += key.empty() ? q.get<double>() : q.value(key, 0.0);
+                }
+    return sum;
+}
+void expect_near_rel(double at, double lt, double bound, const std::string& what) {
+    EXPECT_LE(std::abs(lt - at), bound * std::max(std::abs(at), 1.0)) << what << ": AT " << at << ", LT " << lt;
+}
+} // namespace
+
+TEST(LooselyTimed, QueueStatisticsAsUnderAt) {
+    // LT books each request's credit and PC-queue entries ahead of time; the statistics replay
+    // those intervals in time order (level_sweep.h), so the NoC ports' and the PCs' occupancy an
+    // arrival saw and the time they were full come out as under AT (they read 0 before).
+    for (std::string args : {"-p trn2 -t stream", "-p trn1 -t gemm -w gemm_32x3072x32 --set workload.tiles=24"}) {
+        nlohmann::json at = stats_of(args, "at"), lt = stats_of(args, "lt");
+        ASSERT_GT(noc_ports(at, "occupancy", "count"), 0) << args;
+        for (std::string key : {"count", "mean"})
+            expect_near_rel(noc_ports(at, "occupancy", key), noc_ports(lt, "occupancy", key), 0.02,
+                            args + ": NoC port occupancy " + key);
+        for (std::string key : {"p90", "max"})  // the tail, summed over the ports: within one request
+            EXPECT_NEAR(noc_ports(at, "occupancy", key), noc_ports(lt, "occupancy", key), 1.0)
+                << args << ": NoC port occupancy " << key;
+        expect_near_rel(noc_ports(at, "time_full_ns", ""), noc_ports(lt, "time_full_ns", ""), 0.02,
+                        args + ": NoC port time full");
+        ASSERT_GT(pc_queues(at, "read_queue", "occupancy", "count"), 0) << args;
+        expect_near_rel(pc_queues(at, "read_queue", "occupancy", "count"), pc_queues(lt, "read_queue", "occupancy", "count"),
+                        0.0, args + ": PC read-queue samples");
+        expect_near_rel(pc_queues(at, "read_queue", "time_full_ns", ""), pc_queues(lt, "read_queue", "time_full_ns", ""),
+                        0.02, args + ": PC read queues' time full");
+    }
+}
