@@ -45,8 +45,6 @@ public:
         swept_ns_ = std::max(swept_ns_, t_ns);
         return next_ns_ > swept_ns_ ? level_ : apply_due();  // most calls: nothing due yet
     }
-    // Applies every change still pending (at the end of the run).
-    void finish() { advance(std::numeric_limits<double>::infinity()); }
     size_t level() const { return level_; }
 
 private:

@@ -310,18 +310,18 @@ PcCounters HbmController::bank_counters() const {
 }
 
 void HbmController::end_of_simulation() {
-    for (Pc& pc : pcs_) {  // lt: the queue changes still ahead of the last request
-        pc.lt_reads.finish();
-        pc.lt_writes.finish();
+    const double elapsed = now_ns();
+    for (Pc& pc : pcs_) {  // lt: the queue changes up to the end (as AT has seen them)
+        pc.lt_reads.advance(elapsed);
+        pc.lt_writes.advance(elapsed);
     }
-    lt_ingress_.finish();
+    lt_ingress_.advance(elapsed);
     double busy = 0;
     for (size_t i = 0; i < pcs_.size(); ++i) {
         double b = pcs_[i].sched ? pcs_[i].sched->counters().data_busy_ns : pcs_[i].pipe.busy_ns();
         busy += b;
         stats().counter(fmt::format("{}.pc{}.busy_ns", name(), i), "ns").value = b;
     }
-    double elapsed = now_ns();
     std::string base(name());
     stats().counter(base + ".utilization", "").value = elapsed > 0 ? busy / (elapsed * double(pcs_.size())) : 0;
     if (cfg_.model == HbmModel::Banked) {

@@ -205,11 +205,11 @@ void Noc::send_to_tile(uint32_t tile) {
 }
 
 void Noc::end_of_simulation() {
-    for (Port& port : ports_) {  // lt: the occupancy changes still ahead of the last request
-        port.lt_present.finish();
-        port.lt_held.finish();
-    }
     double elapsed = now_ns();
+    for (Port& port : ports_) {  // lt: the occupancy changes up to the end (as AT has seen them)
+        port.lt_present.advance(elapsed);
+        port.lt_held.advance(elapsed);
+    }
     for (size_t l = 0; l < links_.size(); ++l) {
         std::string base = std::string(name()) + "." + topology_.link_name(l);
         stats().counter(base + ".bytes", "B").value = links_[l].pipe.bytes();

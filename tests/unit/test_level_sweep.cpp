@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <gtest/gtest.h>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -30,7 +31,7 @@ TEST(LevelSweep, DeparturesBeforeArrivalsAtTheSameTime) {
     LevelSweep s([&](size_t n, double t) { seen.push_back({n, t}); });
     s.hold(0, 10);
     s.hold(10, 20);  // takes the place of the first at t = 10: the level never reads 2
-    s.finish();
+    s.advance(std::numeric_limits<double>::infinity());
     std::vector<std::pair<size_t, double>> expected{{1, 0}, {0, 10}, {1, 10}, {0, 20}};
     EXPECT_EQ(seen, expected);
 }
@@ -72,7 +73,7 @@ TEST(LevelSweep, EqualsTheDirectCountOnRandomBookingsInArrivalOrder) {
             held.push_back(iv);
             s.hold(iv.from, iv.to, iv.n);
         }
-        s.finish();
+        s.advance(std::numeric_limits<double>::infinity());
         EXPECT_TRUE(ordered);
         EXPECT_EQ(last_level, 0u);
     }
