@@ -121,6 +121,7 @@ private:
     Counter &bytes_read_, &bytes_written_, &bursts_, &refused_;
     Histogram* read_latency_;
     SlotTimes lt_ingress_free_;  // lt: the stack's ingress buffer slots, when each is free again
+    DramRequest lt_request_;     // lt: the request being placed (tag 0)
 };
 
 } // namespace nctlm

@@ -68,15 +68,14 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
             lt_ingress_free_.book_earliest(admitted);
         }
         const uint32_t overflow = write && n > cfg_.write_queue ? n - cfg_.write_queue : 0;
-        DramRequest r;
+        DramRequest& r = lt_request_;  // reused: its segment storage stays
         r.write = write;
         r.bytes = length;
         r.ready_ns = admitted + timing_.front_end;
         pc.sched->describe(r, bank_map_, loc->offset);
         r.mark = overflow;
-        pc.sched->enqueue(std::move(r));
         const double decision = pc.sched->next_decision_ns(admitted);
-        Scheduled s = pc.sched->schedule_next(decision);
+        Scheduled s = pc.sched->enqueue_and_schedule(r, decision);
         left.push_back(decision);
         while (left.size() > depth)
             left.pop_front();
