@@ -281,7 +281,7 @@ double PcScheduler::earliest_start(const DramRequest& r) const {
 }
 
 void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
-    if (fast_paths_ && r.segments.size() == 2 && t_.ccd_s < t_.ccd_l &&
+    if (fast_paths_ && two_rows_ && r.segments.size() == 2 && t_.ccd_s < t_.ccd_l &&
         r.segments[0].bank_group != r.segments[1].bank_group)
         return place_pair(r, t0, out);
     out.first_data_ns = std::numeric_limits<double>::infinity();

@@ -187,6 +187,8 @@ public:
     const PcCounters& counters() const { return counters_; }
     // Tests only: place every column by the full search (the reference for the fast paths).
     void use_fast_paths(bool on) { fast_paths_ = on; }
+    // Tests only: the fast paths without place_pair (their generic form is its reference).
+    void use_two_row_path(bool on) { two_rows_ = on; }
     const DramTiming& timing() const { return t_; }
 
 private:
@@ -232,7 +234,7 @@ private:
     double next_refresh_;
     uint32_t next_refresh_bank_ = 0;
     PcCounters counters_;
-    bool fast_paths_ = true;
+    bool fast_paths_ = true, two_rows_ = true;
     mutable std::vector<std::vector<DramSegment>> spare_segments_;  // at most one per request in flight
 };
 
