@@ -25,6 +25,10 @@ namespace nctlm {
 
 void HbmController::enable_loosely_timed() {
     lt_ingress_free_.assign(cfg_.ingress_queue, 0);
+    for (Pc& pc : pcs_) {
+        pc.lt_read_left.reset(std::max<size_t>(1, cfg_.read_queue));
+        pc.lt_write_left.reset(std::max<size_t>(1, cfg_.write_queue));
+    }
     socket.register_b_transport(this, &HbmController::b_transport_lt);
 }
 
@@ -57,8 +61,8 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         const uint32_t n = accesses(p, *loc);
         const size_t cap = write ? cfg_.write_queue : cfg_.read_queue;
         const size_t depth = std::max<size_t>(1, cap / n);  // requests of this size its PC queue holds
-        std::deque<double>& left = write ? pc.lt_write_left : pc.lt_read_left;
-        const double room = left.size() >= depth ? left[left.size() - depth] : 0;  // PC queue has room
+        LeftTimes& left = write ? pc.lt_write_left : pc.lt_read_left;
+        const double room = left.size >= depth ? left.nth_newest(depth) : 0;  // PC queue has room
         double admitted = arrival;
         if (room > arrival && lt_ingress_free_.size() == 0) {  // no ingress buffer: held until its PC has room
             accepted = admitted = room;
@@ -76,9 +80,7 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         r.mark = overflow;
         const double decision = pc.sched->next_decision_ns(admitted);
         Scheduled s = pc.sched->enqueue_and_schedule(r, decision);
-        left.push_back(decision);
-        while (left.size() > depth)
-            left.pop_front();
+        left.push(decision, depth);
         if (write) {  // posted: acknowledged once in its PC's write queue (after its overflow drained), as under AT
             head = tail = overflow ? s.mark_ns : admitted;
         } else {

@@ -269,12 +269,12 @@ inline double PcScheduler::open_row(const DramSegment& s, double t0) {
     return b.col_ready;
 }
 
-bool PcScheduler::hits(const DramRequest& r) const {
+inline bool PcScheduler::hits(const DramRequest& r) const {
     const DramSegment& s = r.segments.front();
     return banks_[s.bank].open && banks_[s.bank].row == s.row;
 }
 
-double PcScheduler::earliest_start(const DramRequest& r) const {
+inline double PcScheduler::earliest_start(const DramRequest& r) const {
     const Bank& b = banks_[r.segments.front().bank];
     double bank_ready = b.open ? b.pre_ready + t_.rp : b.act_ready;
     return std::max(r.ready_ns, bank_ready);
@@ -613,7 +613,8 @@ void PcScheduler::place_pair(const DramRequest& r, double t0, Scheduled& out) {
 }
 
 Scheduled PcScheduler::schedule_next(double now) {
-    refresh_until(now);
+    if (next_refresh_ <= now)  // a refresh is due (most decisions: none, no call)
+        refresh_until(now);
     if (!draining_ && write_used_ >= write_high_)
         draining_ = true;
     if (draining_ && write_used_ <= write_low_)
@@ -653,7 +654,8 @@ Scheduled PcScheduler::enqueue_and_schedule(DramRequest& r, double now) {
         return schedule_next(now);
     }
     // schedule_next with r alone queued: its own entries are all that is in use.
-    refresh_until(now);
+    if (next_refresh_ <= now)  // a refresh is due (most decisions: none, no call)
+        refresh_until(now);
     const size_t write_used = r.write ? r.accesses : 0;
     if (!draining_ && write_used >= write_high_)
         draining_ = true;
