@@ -17,6 +17,12 @@ uint32_t log2u(uint64_t v) {
     return n;
 }
 constexpr double kNever = -1e18;
+// std::max({a, b, ...}) without the initializer list's loop: the same comparisons in the same
+// order (the first of equals wins), so the same value to the bit.
+inline double max_of(double a, double b) { return a < b ? b : a; }
+template <class... More> inline double max_of(double a, double b, More... more) {
+    return max_of(max_of(a, b), more...);
+}
 } // namespace
 
 namespace {
@@ -215,7 +221,9 @@ void PcScheduler::describe(DramRequest& r, const BankMap& map, uint64_t off) con
 
 void PcScheduler::enqueue(DramRequest&& r) {
     (r.write ? write_used_ : read_used_) += r.accesses;
-    (r.write ? writes_ : reads_).push_back(std::move(r));
+    (r.write ? writes_ : reads_).push_back(r);
+    if (r.segments.capacity() > 0)  // a placed request's storage: the next describe() takes it
+        spare_segments_.push_back(std::move(r.segments));
 }
 
 void PcScheduler::refresh_until(double now) {
@@ -254,8 +262,8 @@ inline double PcScheduler::open_row(const DramSegment& s, double t0) {
         ++counters_.row_misses;
     }
     double oldest_of_four = last_acts_[act_slot_];
-    double act = std::max({t0, b.act_ready, last_act_ + t_.rrd_s, last_act_bg_[s.bank_group] + t_.rrd_l,
-                           oldest_of_four + t_.faw});
+    double act = max_of(t0, b.act_ready, last_act_ + t_.rrd_s, last_act_bg_[s.bank_group] + t_.rrd_l,
+                        oldest_of_four + t_.faw);
     last_acts_[act_slot_] = act;
     act_slot_ = (act_slot_ + 1) % last_acts_.size();
     last_act_ = act;
@@ -280,10 +288,15 @@ inline double PcScheduler::earliest_start(const DramRequest& r) const {
     return std::max(r.ready_ns, bank_ready);
 }
 
-void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
+inline void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) {
     if (fast_paths_ && two_rows_ && r.segments.size() == 2 && t_.ccd_s < t_.ccd_l &&
         r.segments[0].bank_group != r.segments[1].bank_group)
-        return place_pair(r, t0, out);
+        place_pair(r, t0, out);
+    else
+        place_waves(r, t0, out);
+}
+
+void PcScheduler::place_waves(const DramRequest& r, double t0, Scheduled& out) {
     out.first_data_ns = std::numeric_limits<double>::infinity();
     out.last_data_ns = out.mark_ns = 0;
     out.row_hit = hits(r);
@@ -489,7 +502,7 @@ void PcScheduler::place_pair(const DramRequest& r, double t0, Scheduled& out) {
     for (size_t i = 0; i < 2; ++i) {
         floor[i] = open_row(*seg[i], t0);
         floor[i] = write ? std::max(floor[i], last_read_cmd_ + t_.rtw)
-                         : std::max({floor[i], write_data_end_any_ + t_.wtr_s, write_data_end_bg_[bg[i]] + t_.wtr_l});
+                         : max_of(floor[i], write_data_end_any_ + t_.wtr_s, write_data_end_bg_[bg[i]] + t_.wtr_l);
     }
     // Until both rows are open and past the turnaround, the earliest column wins (the first on ties).
     bool steady = false;
@@ -498,13 +511,13 @@ void PcScheduler::place_pair(const DramRequest& r, double t0, Scheduled& out) {
         size_t i;
         double t;
         if (left[0] && left[1]) {
-            const double c0 = std::max({floor[0], last_col + (bg[0] == last_bg ? ccd_l : ccd_s), bus});
-            const double c1 = std::max({floor[1], last_col + (bg[1] == last_bg ? ccd_l : ccd_s), bus});
+            const double c0 = max_of(floor[0], last_col + (bg[0] == last_bg ? ccd_l : ccd_s), bus);
+            const double c1 = max_of(floor[1], last_col + (bg[1] == last_bg ? ccd_l : ccd_s), bus);
             i = c1 < c0;
             t = i ? c1 : c0;
         } else if (left[0] || left[1]) {
             i = left[1] != 0;
-            t = std::max({floor[i], last_col + (bg[i] == last_bg ? ccd_l : ccd_s), bus});
+            t = max_of(floor[i], last_col + (bg[i] == last_bg ? ccd_l : ccd_s), bus);
         } else {
             break;
         }
@@ -620,7 +633,7 @@ Scheduled PcScheduler::schedule_next(double now) {
     if (draining_ && write_used_ <= write_low_)
         draining_ = false;
     bool use_writes = draining_ ? !writes_.empty() : reads_.empty();
-    std::deque<DramRequest>& q = use_writes ? writes_ : reads_;
+    RequestRing& q = use_writes ? writes_ : reads_;
     // First ready: the oldest row hit; else the request whose bank frees first (oldest on ties).
     const size_t size = q.size();
     size_t pick = size;
@@ -640,11 +653,10 @@ Scheduled PcScheduler::schedule_next(double now) {
     (r.write ? write_used_ : read_used_) -= r.accesses;
     Scheduled s{r.tag, r.write, 0, 0, 0, r.bytes, false};
     place(r, std::max(now, r.ready_ns), s);
-    spare_segments_.push_back(std::move(r.segments));
     if (pick == 0)  // the usual case (first come or first hit): no shifting
         q.pop_front();
     else
-        q.erase(q.begin() + long(pick));
+        q.erase(pick);
     return s;
 }
 

@@ -18,7 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <deque>
+#include <algorithm>
 #include <vector>
 
 namespace nctlm {
@@ -203,6 +203,7 @@ private:
     double open_row(const DramSegment& s, double t0);  // returns when its columns may issue
     static constexpr size_t kWaveMax = 8;  // segments whose columns interleave
     void place(const DramRequest& r, double t0, Scheduled& out);
+    void place_waves(const DramRequest& r, double t0, Scheduled& out);  // any shape
     void place_pair(const DramRequest& r, double t0, Scheduled& out);  // place()'s most common shape
     bool hits(const DramRequest& r) const;
     double earliest_start(const DramRequest& r) const;  // when its first command could issue
@@ -213,7 +214,45 @@ private:
     uint32_t banks_per_group_;
     size_t read_cap_, write_cap_, write_high_, write_low_;
     std::vector<Bank> banks_;
-    std::deque<DramRequest> reads_, writes_;
+    // A FIFO of requests that FR-FCFS may take from anywhere: a ring of slots that keep their
+    // segment storage once placed (no allocation, no moves of a std::deque's blocks).
+    class RequestRing {
+    public:
+        size_t size() const { return count_; }
+        bool empty() const { return count_ == 0; }
+        DramRequest& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
+        // Moves r in; r leaves with the free slot's old segment storage (for reuse).
+        void push_back(DramRequest& r) {
+            if (count_ == slots_.size())
+                grow();
+            DramRequest& slot = slots_[(head_ + count_++) & mask_];
+            std::vector<DramSegment> storage = std::move(slot.segments);
+            slot = std::move(r);
+            r.segments = std::move(storage);
+        }
+        void pop_front() {
+            head_ = (head_ + 1) & mask_;
+            --count_;
+        }
+        void erase(size_t i) {  // keeps the order; the freed slot's storage goes last
+            for (; i + 1 < count_; ++i)
+                std::swap((*this)[i], (*this)[i + 1]);
+            --count_;
+        }
+
+    private:
+        void grow() {
+            std::vector<DramRequest> bigger(std::max<size_t>(8, 2 * slots_.size()));
+            for (size_t i = 0; i < count_; ++i)
+                bigger[i] = std::move((*this)[i]);
+            slots_.swap(bigger);
+            head_ = 0;
+            mask_ = slots_.size() - 1;
+        }
+        std::vector<DramRequest> slots_;  // a power of two of them
+        size_t head_ = 0, count_ = 0, mask_ = 0;
+    };
+    RequestRing reads_, writes_;
     size_t read_used_ = 0, write_used_ = 0;
     bool draining_ = false;
     // row command bus
@@ -235,7 +274,8 @@ private:
     uint32_t next_refresh_bank_ = 0;
     PcCounters counters_;
     bool fast_paths_ = true, two_rows_ = true;
-    mutable std::vector<std::vector<DramSegment>> spare_segments_;  // at most one per request in flight
+    // Segment storage of placed requests, handed back by enqueue() for describe() to reuse.
+    mutable std::vector<std::vector<DramSegment>> spare_segments_;
 };
 
 } // namespace nctlm
