@@ -15,10 +15,10 @@
 
 #include "models/hbm/hbm_config.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
-#include <algorithm>
 #include <vector>
 
 namespace nctlm {
