@@ -154,7 +154,8 @@ tlm::tlm_sync_enum HbmController::begin_pipe(tlm::tlm_generic_payload& p, const 
 }
 
 uint32_t HbmController::accesses(const tlm::tlm_generic_payload& p, const HbmLocation& loc) const {
-    uint64_t first = loc.offset / cfg_.access_bytes, last = (loc.offset + p.get_data_length() - 1) / cfg_.access_bytes;
+    const uint32_t shift = bank_map_.access_shift();  // the banked model's access_bytes is a power of two
+    const uint64_t first = loc.offset >> shift, last = (loc.offset + p.get_data_length() - 1) >> shift;
     return uint32_t(last - first + 1);
 }
 

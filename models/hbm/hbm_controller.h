@@ -64,6 +64,28 @@ private:
         HbmLocation loc;
         double accepted_ns;
     };
+    // The last `size` of the times pushed, kept at most `depth` (as a deque trimmed after each
+    // push) in a ring of more slots than any depth (a queue's entries + 1): no allocation per request.
+    struct LeftTimes {
+        std::vector<double> ring;
+        size_t mask = 0, head = 0, size = 0;
+        void reset(size_t max_depth) {
+            size_t n = 1;
+            while (n < max_depth + 1)
+                n <<= 1;
+            ring.assign(n, 0);
+            mask = n - 1;
+            head = size = 0;
+        }
+        double nth_newest(size_t k) const { return ring[(head + size - k) & mask]; }  // k: 1..size
+        void push(double t, size_t depth) {
+            ring[(head + size) & mask] = t;
+            if (++size > depth) {
+                head = (head + size - depth) & mask;
+                size = depth;
+            }
+        }
+    };
     struct Pc {
         std::unique_ptr<PcScheduler> sched;  // banked
         BandwidthPipe pipe;                  // pipe
@@ -74,7 +96,7 @@ private:
         bool decision_pending = false;
         int track;
         // lt: when recent requests left the read / write queue (their decision), oldest first.
-        std::deque<double> lt_read_left, lt_write_left;
+        LeftTimes lt_read_left, lt_write_left;
         LevelSweep lt_reads, lt_writes;  // lt: queue entries in use, replayed in time order for the statistics
     };
     struct Slot {  // a request from acceptance until its commands are placed
@@ -124,6 +146,7 @@ private:
     Histogram* read_latency_;
     LevelSweep lt_ingress_;      // lt: ingress slots in use, for the trace counter
     SlotTimes lt_ingress_free_;  // lt: the stack's ingress buffer slots, when each is free again
+    DramRequest lt_request_;     // lt: the request being placed (tag 0)
 };
 
 } // namespace nctlm

@@ -25,8 +25,11 @@ namespace nctlm {
 
 void HbmController::enable_loosely_timed() {
     lt_ingress_free_.assign(cfg_.ingress_queue, 0);
-    // The AT statistics from the booked intervals, replayed in time order (level_sweep.h).
+    // Each PC's recent queue-leave times; its queue statistics from the booked intervals, replayed
+    // in time order (level_sweep.h).
     for (Pc& pc : pcs_) {
+        pc.lt_read_left.reset(std::max<size_t>(1, cfg_.read_queue));
+        pc.lt_write_left.reset(std::max<size_t>(1, cfg_.write_queue));
         pc.lt_reads = LevelSweep([&pc, cap = cfg_.read_queue](size_t n, double t) { pc.reads.level(n, cap, t); });
         pc.lt_writes = LevelSweep([&pc, cap = cfg_.write_queue](size_t n, double t) { pc.writes.level(n, cap, t); });
     }
@@ -63,8 +66,8 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         const uint32_t n = accesses(p, *loc);
         const size_t cap = write ? cfg_.write_queue : cfg_.read_queue;
         const size_t depth = std::max<size_t>(1, cap / n);  // requests of this size its PC queue holds
-        std::deque<double>& left = write ? pc.lt_write_left : pc.lt_read_left;
-        const double room = left.size() >= depth ? left[left.size() - depth] : 0;  // PC queue has room
+        LeftTimes& left = write ? pc.lt_write_left : pc.lt_read_left;
+        const double room = left.size >= depth ? left.nth_newest(depth) : 0;  // PC queue has room
         double admitted = arrival;
         if (room > arrival && lt_ingress_free_.size() == 0) {  // no ingress buffer: held until its PC has room
             accepted = admitted = room;
@@ -79,19 +82,16 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         lt_ingress_.advance(accepted);
         LevelSweep& queue = write ? pc.lt_writes : pc.lt_reads;
         (write ? pc.writes : pc.reads).sample(queue.advance(admitted));  // the entries it found, as under AT
-        DramRequest r;
+        DramRequest& r = lt_request_;  // reused: its segment storage stays
         r.write = write;
         r.bytes = length;
         r.ready_ns = admitted + timing_.front_end;
         pc.sched->describe(r, bank_map_, loc->offset);
         r.mark = overflow;
-        pc.sched->enqueue(std::move(r));
         const double decision = pc.sched->next_decision_ns(admitted);
-        Scheduled s = pc.sched->schedule_next(decision);
+        Scheduled s = pc.sched->enqueue_and_schedule(r, decision);
         queue.hold(admitted, decision, n);  // its entries, until it is picked
-        left.push_back(decision);
-        while (left.size() > depth)
-            left.pop_front();
+        left.push(decision, depth);
         if (write) {  // posted: acknowledged once in its PC's write queue (after its overflow drained), as under AT
             head = tail = overflow ? s.mark_ns : admitted;
         } else {

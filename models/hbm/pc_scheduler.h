@@ -15,9 +15,10 @@
 
 #include "models/hbm/hbm_config.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
-#include <deque>
+#include <cstring>
 #include <vector>
 
 namespace nctlm {
@@ -27,6 +28,36 @@ namespace nctlm {
 // of two above x and c is not exactly halfway between two multiples of that ulp. Then the scheduler
 // replaces such a chain by one multiply-add with the same bits.
 bool exact_steps(double x, double c, uint64_t n, double& step);
+
+// exact_steps() for one fixed c, remembering c rounded to the ulps of the last binade asked about
+// (a simulation's times stay in one binade for long): the same answers for a few instructions.
+class ExactStepper {
+public:
+    explicit ExactStepper(double c = 0) : c_(c) {}
+    bool operator()(double x, uint64_t n, double& step) {
+        step = c_;
+        if (n == 0)
+            return true;
+        const uint64_t ex = bits(x) >> 52;  // with the sign bit: a negative x never matches
+        if (ex != ex_)
+            learn(ex);
+        if (!ok_)
+            return false;
+        step = step_;
+        return bits(x + double(n) * step_) >> 52 == ex;
+    }
+
+private:
+    static uint64_t bits(double v) {
+        uint64_t b;
+        std::memcpy(&b, &v, sizeof b);
+        return b;
+    }
+    void learn(uint64_t ex);
+    double c_, step_ = 0;
+    uint64_t ex_ = ~uint64_t(0);
+    bool ok_ = false;
+};
 
 // Every timing in ns, rounded up to whole cycles of the DRAM clock.
 struct DramTiming {
@@ -52,31 +83,48 @@ public:
     // group and the row, for describing a request (inline: runs per request).
     void locate_row(uint64_t off, uint32_t banks_per_group, uint32_t& bank, uint32_t& bank_group,
                     uint64_t& row) const {
-        bank_group = uint32_t(gather(off, bank_group_));
-        bank = bank_group * banks_per_group + uint32_t(gather(off, bank_));
+        if (banks_per_group == table_banks_per_group_) {
+            const uint32_t e = bank_table_[(off >> table_shift_) & table_mask_];
+            bank = e & 0xFFFF;
+            bank_group = e >> 16;
+        } else {
+            bank_group = uint32_t(gather(off, bank_group_));
+            bank = bank_group * banks_per_group + uint32_t(gather(off, bank_));
+        }
         row = gather(off, row_);
     }
     // Bits that change only within one row of one bank (byte and column bits).
     uint64_t in_row_mask() const { return in_row_mask_; }
     uint64_t in_row_run_mask() const { return in_row_run_mask_; }  // its contiguous low bits
     uint32_t access_bytes() const { return access_bytes_; }
+    uint32_t access_shift() const { return access_shift_; }  // log2(access_bytes)
 
 private:
     // A bit list as runs of consecutive bits: gathering costs one shift-and-mask per run.
     struct Run {
-        uint32_t from, to;  // source bit, destination bit
-        uint64_t mask;      // of the run, at bit 0
+        uint32_t from = 0, to = 0;  // source bit, destination bit
+        uint64_t mask = 0;          // of the run, at bit 0 (0: an unused inline run)
     };
-    static std::vector<Run> runs(const std::vector<uint32_t>& bits);
-    static uint64_t gather(uint64_t v, const std::vector<Run>& runs) {
-        uint64_t out = 0;
-        for (const Run& r : runs)
+    struct Field {  // the first two runs inline (every field of the shipped maps has one or two)
+        Run r0, r1;
+        std::vector<Run> more;
+    };
+    static Field runs(const std::vector<uint32_t>& bits);
+    static uint64_t gather(uint64_t v, const Field& f) {
+        uint64_t out = ((v >> f.r0.from) & f.r0.mask) << f.r0.to | ((v >> f.r1.from) & f.r1.mask) << f.r1.to;
+        for (const Run& r : f.more)
             out |= ((v >> r.from) & r.mask) << r.to;
         return out;
     }
-    std::vector<Run> column_, bank_group_, bank_, row_;
+    Field column_, bank_group_, bank_, row_;
+    // Bank group and flat bank (bank_group << 16 | bank) of every value of the bits from the lowest
+    // bank or bank-group bit to the highest, when they span few (all shipped maps: 8 or 9 bits).
+    std::vector<uint32_t> bank_table_;
+    static constexpr uint32_t kNoTable = ~0u;
+    uint32_t table_shift_ = 0, table_banks_per_group_ = kNoTable;
+    uint64_t table_mask_ = 0;
     uint64_t in_row_mask_ = 0, in_row_run_mask_ = 0;
-    uint32_t access_bytes_;
+    uint32_t access_bytes_, access_shift_;
 };
 
 struct DramSegment {  // consecutive accesses of a request to one row
@@ -130,12 +178,17 @@ public:
 
     // Picks one queued request at `now` and places its commands (refreshes due first).
     Scheduled schedule_next(double now);
+    // enqueue(r) then schedule_next(now), the same result; with both queues empty (the LT path
+    // decides each request as it arrives) r is placed without entering a queue, and keeps its storage.
+    Scheduled enqueue_and_schedule(DramRequest& r, double now);
     // When the next decision should run: `lookahead` before the column bus frees, not before `now`.
     double next_decision_ns(double now) const;
 
     const PcCounters& counters() const { return counters_; }
     // Tests only: place every column by the full search (the reference for the fast paths).
     void use_fast_paths(bool on) { fast_paths_ = on; }
+    // Tests only: the fast paths without place_pair (their generic form is its reference).
+    void use_two_row_path(bool on) { two_rows_ = on; }
     const DramTiming& timing() const { return t_; }
 
 private:
@@ -150,6 +203,8 @@ private:
     double open_row(const DramSegment& s, double t0);  // returns when its columns may issue
     static constexpr size_t kWaveMax = 8;  // segments whose columns interleave
     void place(const DramRequest& r, double t0, Scheduled& out);
+    void place_waves(const DramRequest& r, double t0, Scheduled& out);  // any shape
+    void place_pair(const DramRequest& r, double t0, Scheduled& out);  // place()'s most common shape
     bool hits(const DramRequest& r) const;
     double earliest_start(const DramRequest& r) const;  // when its first command could issue
 
@@ -159,7 +214,45 @@ private:
     uint32_t banks_per_group_;
     size_t read_cap_, write_cap_, write_high_, write_low_;
     std::vector<Bank> banks_;
-    std::deque<DramRequest> reads_, writes_;
+    // A FIFO of requests that FR-FCFS may take from anywhere: a ring of slots that keep their
+    // segment storage once placed (no allocation, no moves of a std::deque's blocks).
+    class RequestRing {
+    public:
+        size_t size() const { return count_; }
+        bool empty() const { return count_ == 0; }
+        DramRequest& operator[](size_t i) { return slots_[(head_ + i) & mask_]; }
+        // Moves r in; r leaves with the free slot's old segment storage (for reuse).
+        void push_back(DramRequest& r) {
+            if (count_ == slots_.size())
+                grow();
+            DramRequest& slot = slots_[(head_ + count_++) & mask_];
+            std::vector<DramSegment> storage = std::move(slot.segments);
+            slot = std::move(r);
+            r.segments = std::move(storage);
+        }
+        void pop_front() {
+            head_ = (head_ + 1) & mask_;
+            --count_;
+        }
+        void erase(size_t i) {  // keeps the order; the freed slot's storage goes last
+            for (; i + 1 < count_; ++i)
+                std::swap((*this)[i], (*this)[i + 1]);
+            --count_;
+        }
+
+    private:
+        void grow() {
+            std::vector<DramRequest> bigger(std::max<size_t>(8, 2 * slots_.size()));
+            for (size_t i = 0; i < count_; ++i)
+                bigger[i] = std::move((*this)[i]);
+            slots_.swap(bigger);
+            head_ = 0;
+            mask_ = slots_.size() - 1;
+        }
+        std::vector<DramRequest> slots_;  // a power of two of them
+        size_t head_ = 0, count_ = 0, mask_ = 0;
+    };
+    RequestRing reads_, writes_;
     size_t read_used_ = 0, write_used_ = 0;
     bool draining_ = false;
     // row command bus
@@ -173,13 +266,16 @@ private:
     bool last_col_write_ = false;
     double last_read_cmd_ = -1e18;
     std::vector<double> write_data_end_bg_;
+    double write_data_end_any_ = -1e18;  // their maximum (each only grows)
+    ExactStepper ccd_s_steps_, ccd_l_steps_, burst_steps_;  // the closed forms' licences
     double data_free_ = 0;
     // refresh
     double next_refresh_;
     uint32_t next_refresh_bank_ = 0;
     PcCounters counters_;
-    bool fast_paths_ = true;
-    mutable std::vector<std::vector<DramSegment>> spare_segments_;  // at most one per request in flight
+    bool fast_paths_ = true, two_rows_ = true;
+    // Segment storage of placed requests, handed back by enqueue() for describe() to reuse.
+    mutable std::vector<std::vector<DramSegment>> spare_segments_;
 };
 
 } // namespace nctlm

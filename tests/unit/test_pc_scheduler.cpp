@@ -3,7 +3,10 @@
 #include "models/hbm/pc_scheduler.h"
 #include "tests/xorshift.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <vector>
 #include <gtest/gtest.h>
 
 using namespace nctlm;
@@ -297,15 +300,25 @@ namespace {
 // queue with a mark), and requires identical results and counters.
 // time_step: the grain of arrival times (1 ns: every time stays on a dyadic grid, where the
 // closed forms always apply; a DMA clock period such as 1/1.4 GHz: they often do not).
-void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed, double time_step = 1) {
+// chunk_percent: the share of requests that are one whole interleave chunk (a DMA burst: on
+// trn1's map two rows in two bank groups, the shape place() takes on scalars, place_pair).
+// generic_reference: compare with the generic fast paths (without place_pair) instead.
+void expect_fast_paths_match_full_search(const HbmConfig& c, uint32_t seed, double time_step = 1,
+                                         uint32_t chunk_percent = 0, bool generic_reference = false) {
     Pc fast(c), full(c);
-    full.s.use_fast_paths(false);
+    if (generic_reference)
+        full.s.use_two_row_path(false);
+    else
+        full.s.use_fast_paths(false);
     nctlm::test::XorShift64 next{seed * 2654435761u + 1};
     double now = 0;
     for (uint64_t tag = 0; tag < 3000; ++tag) {
         uint64_t bytes = uint64_t(32) << (next() % 7);  // 32 B .. 2 KiB
         uint64_t offset = (next() % (1u << 22)) & ~(uint64_t(c.interleave) - 1) & ~(uint64_t(0xF) << 11);
-        offset += (next() % (c.interleave / 32)) * 32;
+        if (next() % 100 < chunk_percent)
+            bytes = c.interleave;
+        else
+            offset += (next() % (c.interleave / 32)) * 32;
         bytes = std::min<uint64_t>(bytes, c.interleave - offset % c.interleave);
         bool write = next() % 3 == 0;
         for (Pc* pc : {&fast, &full}) {
@@ -403,4 +416,185 @@ TEST(PcScheduler, FastColumnPathsEqualTheFullSearchOnOtherMapsAndTimings) {
     small_rows.bank_group_bits = "8,9";
     small_rows.bank_bits = "10,15";
     expect_fast_paths_match_full_search(small_rows, 5);
+}
+
+// place()'s two-row shape (a whole 2 KiB chunk: two rows in two bank groups) on scalars
+// (place_pair) against the full search on trn1's timing, and against the generic fast paths on
+// trn1's and trn2's, on and off the DRAM clock grid, open and closed pages, per-bank refresh,
+// writes with marks and drains. Not against the full search on trn2's timing: there the column
+// time (32 B at 22.65625 GB/s) is not dyadic and equals tCCD_S, and the full search's data-bus
+// term, (t + CL + burst) - CL, can exceed t + tCCD_S by an ulp, which the steady state (the
+// column bus alone binds) does not follow: the fast paths, as before this shape had its own
+// path, differ from the full search there by a few ulps (≈ 1e-11 ns).
+TEST(PcScheduler, FastTwoRowPathEqualsTheFullSearchAndTheGenericFastPaths) {
+    expect_fast_paths_match_full_search(hbm2e(), 11, 1, 75);
+    expect_fast_paths_match_full_search(hbm2e(), 12, 1 / 1.4, 75);
+    expect_fast_paths_match_full_search(hbm2e(), 12, 1 / 1.4, 75, true);
+    HbmConfig hbm3 = hbm2e();  // trn2's pseudo-channel (configs/platforms/trn2.yaml)
+    hbm3.pc_bandwidth = Bandwidth{22.65625e9};
+    hbm3.t_rcd = Duration(19.4);
+    hbm3.t_cl = Duration(12.5);
+    hbm3.front_end_latency = Duration(0.625);
+    expect_fast_paths_match_full_search(hbm3, 13, 1 / 1.4, 75, true);
+    expect_fast_paths_match_full_search(hbm3, 14, 0.1, 90, true);
+    expect_fast_paths_match_full_search(hbm3, 16, 1, 50, true);
+    HbmConfig closed = hbm2e();
+    closed.page_policy = PagePolicy::Closed;
+    closed.refresh = RefreshMode::PerBank;
+    expect_fast_paths_match_full_search(closed, 15, 1 / 1.4, 75);
+    closed.pc_bandwidth = hbm3.pc_bandwidth;
+    expect_fast_paths_match_full_search(closed, 17, 1 / 1.4, 75, true);
+}
+
+// The loosely-timed path decides each request as it arrives with enqueue_and_schedule(): it must
+// equal enqueue() then schedule_next(), also when the queues are not empty (then it is exactly
+// that) and across write drains (write_high/low with a single request queued).
+TEST(PcScheduler, EnqueueAndScheduleEqualsEnqueueThenScheduleNext) {
+    HbmConfig c = hbm2e();
+    c.write_high = 8;
+    c.write_low = 4;
+    Pc direct(c), queued(c);
+    nctlm::test::XorShift64 next{0x9E3779B97F4A7C15ull};
+    DramRequest kept;  // reused like the controller's, so stale storage is exercised too
+    double now = 0;
+    uint64_t placed = 0, with_others = 0;
+    auto request = [&](Pc& pc, DramRequest& r, uint64_t tag, uint64_t offset, uint64_t bytes, bool write) {
+        r.tag = tag;
+        r.write = write;
+        r.bytes = bytes;
+        r.ready_ns = now;
+        pc.s.describe(r, pc.map, offset);
+        r.mark = write && r.accesses > 8 ? r.accesses - 8 : 0;
+    };
+    auto expect_same = [&](const Scheduled& a, const Scheduled& b) {
+        ASSERT_EQ(a.tag, b.tag);
+        ASSERT_EQ(a.write, b.write);
+        ASSERT_EQ(a.first_data_ns, b.first_data_ns) << "tag " << a.tag;
+        ASSERT_EQ(a.last_data_ns, b.last_data_ns) << "tag " << a.tag;
+        ASSERT_EQ(a.mark_ns, b.mark_ns) << "tag " << a.tag;
+        ASSERT_EQ(a.row_hit, b.row_hit);
+        ASSERT_EQ(a.bytes, b.bytes);
+    };
+    for (uint64_t tag = 0; tag < 4000; ++tag) {
+        const uint64_t offset = (next() % (1u << 22)) & ~(uint64_t(2047) | uint64_t(0xF) << 11);
+        const uint64_t bytes = next() % 3 ? 2048 : uint64_t(32) << (next() % 6);
+        const bool write = next() % 3 == 0;
+        if (next() % 8 == 0) {  // another request already waits: both sides queue it
+            ++with_others;
+            for (Pc* pc : {&direct, &queued}) {
+                DramRequest r;
+                request(*pc, r, 100000 + tag, offset ^ (uint64_t(1) << 18), 64, !write);
+                pc->s.enqueue(std::move(r));
+            }
+        }
+        request(direct, kept, tag, offset, bytes, write);
+        DramRequest r;
+        request(queued, r, tag, offset, bytes, write);
+        const double decision = direct.s.next_decision_ns(now);
+        ASSERT_EQ(decision, queued.s.next_decision_ns(now));
+        queued.s.enqueue(std::move(r));
+        expect_same(direct.s.enqueue_and_schedule(kept, decision), queued.next(decision));
+        ++placed;
+        while (!direct.s.empty()) {
+            ASSERT_FALSE(queued.s.empty());
+            expect_same(direct.next(decision), queued.next(decision));
+        }
+        ASSERT_TRUE(queued.s.empty());
+        now += double(next() % 120) / 1.4;
+    }
+    const PcCounters &a = direct.s.counters(), &b = queued.s.counters();
+    EXPECT_EQ(a.activates, b.activates);
+    EXPECT_EQ(a.row_hits, b.row_hits);
+    EXPECT_EQ(a.reads, b.reads);
+    EXPECT_EQ(a.writes, b.writes);
+    EXPECT_EQ(a.turnarounds, b.turnarounds);
+    EXPECT_EQ(a.refreshes, b.refreshes);
+    EXPECT_EQ(a.data_busy_ns, b.data_busy_ns);
+    EXPECT_GT(with_others, 300u);
+    EXPECT_GT(placed - with_others, 3000u);
+}
+
+// The memoized licence answers as exact_steps() itself, whatever sequence of times it is asked
+// about: runs inside one binade (the memo hits), jumps across binades, non-positive and
+// non-finite times, halfway steps.
+TEST(ExactSteps, TheMemoizedStepperAnswersAsExactSteps) {
+    nctlm::test::XorShift64 next{0xD1B54A32D192ED03ull};
+    const double steps[] = {1.25, 2.5, 32 / 22.65625, 1 / 1.4, 0.1, 0.5, 3.0};
+    uint64_t held = 0;
+    for (double c : steps) {
+        ExactStepper stepper(c);
+        double x = 1000;
+        for (int i = 0; i < 40000; ++i) {
+            switch (next() % 16) {
+            case 0: x = double(next() % 100000000) / double(1 + next() % 1000); break;  // jump
+            case 1: x = std::ldexp(1.0, int(next() % 60)) - double(next() % 64) * c; break;  // near a power of two
+            case 2: x = -x; break;
+            case 3: x = next() % 2 ? 0.0 : std::numeric_limits<double>::infinity(); break;
+            case 4: x = std::ldexp(1.0, 52 + int(next() % 3)); break;  // ulp 1..4: 0.5 is halfway at 2^53
+            case 5: x = std::numeric_limits<double>::quiet_NaN(); break;
+            default: x = std::fabs(x) + c * double(next() % 64); break;  // onward in time
+            }
+            const uint64_t n = next() % 130;
+            double want, got;
+            const bool ok = exact_steps(x, c, n, want);
+            ASSERT_EQ(stepper(x, n, got), ok) << "x " << x << " c " << c << " n " << n;
+            if (ok) {
+                ++held;
+                ASSERT_EQ(got, want) << "x " << x << " c " << c << " n " << n;
+            }
+        }
+    }
+    EXPECT_GT(held, 50000u);
+}
+
+// describe() against a walk over single accesses: consecutive accesses to one row of one bank
+// form a segment; locate_row() (the bank table where the bank bits span few, the bit gathers
+// where not) against locate().
+TEST(BankMap, DescribeAndLocateRowEqualAnAccessByAccessWalk) {
+    HbmConfig spread = hbm2e();  // bank bits 20 apart: no table
+    spread.bank_bits = "16,30";
+    HbmConfig small_rows = hbm2e();
+    small_rows.column_bits = "5-7";
+    small_rows.bank_group_bits = "8,9";
+    small_rows.bank_bits = "10,15";
+    HbmConfig hbm3 = hbm2e();  // trn2's map
+    hbm3.pseudo_channels = 32;
+    hbm3.bank_group_bits = "10,16";
+    hbm3.bank_bits = "17-18";
+    nctlm::test::XorShift64 next{12345};
+    for (const HbmConfig& c : {hbm2e(), spread, small_rows, hbm3}) {
+        Pc pc(c);
+        const uint64_t pc_bits = uint64_t(c.pseudo_channels - 1) << 11;
+        for (int i = 0; i < 20000; ++i) {
+            const uint64_t off = next() % (uint64_t(1) << 34) & ~pc_bits;
+            DramLocation l = pc.map.locate(off);
+            uint32_t bank, bank_group;
+            uint64_t row;
+            pc.map.locate_row(off, c.banks_per_group, bank, bank_group, row);
+            ASSERT_EQ(bank_group, l.bank_group);
+            ASSERT_EQ(bank, l.bank_group * c.banks_per_group + l.bank);
+            ASSERT_EQ(row, l.row);
+            DramRequest r;
+            r.bytes = 1 + next() % (c.interleave - off % c.interleave);
+            pc.s.describe(r, pc.map, off);
+            std::vector<DramSegment> want;
+            uint32_t total = 0;
+            for (uint64_t a = off & ~uint64_t(31); a < off + r.bytes; a += 32, ++total) {
+                DramLocation m = pc.map.locate(a);
+                const uint32_t flat = m.bank_group * c.banks_per_group + m.bank;
+                if (!want.empty() && want.back().bank == flat && want.back().row == m.row)
+                    ++want.back().accesses;
+                else
+                    want.push_back({flat, m.bank_group, m.row, 1});
+            }
+            ASSERT_EQ(r.segments.size(), want.size()) << "offset " << off << " bytes " << r.bytes;
+            for (size_t k = 0; k < want.size(); ++k) {
+                ASSERT_EQ(r.segments[k].bank, want[k].bank);
+                ASSERT_EQ(r.segments[k].bank_group, want[k].bank_group);
+                ASSERT_EQ(r.segments[k].row, want[k].row);
+                ASSERT_EQ(r.segments[k].accesses, want[k].accesses);
+            }
+            ASSERT_EQ(r.accesses, total);
+        }
+    }
 }
