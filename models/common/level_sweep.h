@@ -58,7 +58,8 @@ private:
                 next_ns_ = next ? next->t : std::numeric_limits<double>::infinity();
                 return level_;
             }
-            const Change c = leave ? out_.pop() : in_.pop();
+            const Change c = *next;
+            (leave ? out_ : in_).pop(next);
             level_ = leave ? level_ - c.n : level_ + c.n;
             if (on_change_)
                 on_change_(level_, c.t);
@@ -86,9 +87,7 @@ private:
                 return f;
             return !f || heap_.front().t < f->t ? &heap_.front() : f;
         }
-        Change pop() {  // the front (must exist)
-            const Change* f = front();
-            Change c = *f;
+        void pop(const Change* f) {  // f: front()
             if (!heap_.empty() && f == &heap_.front()) {
                 std::pop_heap(heap_.begin(), heap_.end(), later);
                 heap_.pop_back();
@@ -99,7 +98,6 @@ private:
                 fifo_.erase(fifo_.begin(), fifo_.begin() + std::ptrdiff_t(head_));
                 head_ = 0;
             }
-            return c;
         }
 
     private:

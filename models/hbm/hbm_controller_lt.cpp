@@ -77,9 +77,10 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
             lt_ingress_free_.book_earliest(admitted);
         }
         const uint32_t overflow = write && n > cfg_.write_queue ? n - cfg_.write_queue : 0;
-        if (admitted > accepted)  // waited in the ingress buffer
-            lt_ingress_.hold(accepted, admitted);
-        lt_ingress_.advance(accepted);
+        if (ingress_track_.id >= 0) {  // the ingress buffer has a trace counter only (as under AT)
+            lt_ingress_.hold(accepted, admitted);  // waited in it (nothing if it did not)
+            lt_ingress_.advance(accepted);
+        }
         LevelSweep& queue = write ? pc.lt_writes : pc.lt_reads;
         (write ? pc.writes : pc.reads).sample(queue.advance(admitted));  // the entries it found, as under AT
         DramRequest& r = lt_request_;  // reused: its segment storage stays
