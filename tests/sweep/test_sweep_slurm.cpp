@@ -81,11 +81,13 @@ TEST(SweepSlurm, SensitivityOnSlurmEqualsLocal) {
                        "--no-plot -o " + dir;
     auto local = run_cli(args + "/local -j 2");
     ASSERT_EQ(local.exit_code, 0) << local.err;
-    LocalCluster cluster(dir + "/cluster");
-    ASSERT_TRUE(cluster.error.empty()) << cluster.error;
-    auto r = run_cli(args + "/slurm --backend slurm");
-    ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.err.find("submitted Slurm array job"), std::string::npos) << r.err;
+    {  // the cluster stops (its pids file read) before the directory goes
+        LocalCluster cluster(dir + "/cluster");
+        ASSERT_TRUE(cluster.error.empty()) << cluster.error;
+        auto r = run_cli(args + "/slurm --backend slurm");
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.err.find("submitted Slurm array job"), std::string::npos) << r.err;
+    }
     auto a = nlohmann::json::parse(read_file(dir + "/local/sensitivity.json"));
     auto b = nlohmann::json::parse(read_file(dir + "/slurm/sensitivity.json"));
     EXPECT_EQ(a["figures"], b["figures"]);
