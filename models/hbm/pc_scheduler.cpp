@@ -296,6 +296,34 @@ inline void PcScheduler::place(const DramRequest& r, double t0, Scheduled& out) 
         place_waves(r, t0, out);
 }
 
+// After a request's (or wave's) columns: its banks' precharge limits, the turnaround state and
+// the column bus as the next one sees them; a closed page shuts its rows.
+void PcScheduler::write_back(size_t n, const uint32_t* bank, const uint32_t* bg, const double* last_t, bool write,
+                             double last_col, uint32_t last_bg, double data_free) {
+    for (size_t i = 0; i < n; ++i) {
+        Bank& b = banks_[bank[i]];
+        if (write) {
+            write_data_end_bg_[bg[i]] = std::max(write_data_end_bg_[bg[i]], last_t[i]);
+            write_data_end_any_ = std::max(write_data_end_any_, write_data_end_bg_[bg[i]]);
+            b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.wr);
+        } else {
+            b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.rtp);
+        }
+    }
+    if (!write)
+        last_read_cmd_ = last_col;
+    last_col_ = last_col;
+    last_col_bg_ = last_bg;
+    last_col_write_ = write;
+    data_free_ = data_free;
+    if (policy_ == PagePolicy::Closed)
+        for (size_t i = 0; i < n; ++i) {
+            Bank& b = banks_[bank[i]];
+            b.open = false;
+            b.act_ready = std::max(b.act_ready, b.pre_ready + t_.rp);
+        }
+}
+
 void PcScheduler::place_waves(const DramRequest& r, double t0, Scheduled& out) {
     out.first_data_ns = std::numeric_limits<double>::infinity();
     out.last_data_ns = out.mark_ns = 0;
@@ -455,29 +483,10 @@ void PcScheduler::place_waves(const DramRequest& r, double t0, Scheduled& out) {
             }
         }
         // Write back what the next wave and the next request see.
-        for (size_t i = 0; i < n; ++i) {
-            const DramSegment& s = r.segments[begin + i];
-            Bank& b = banks_[s.bank];
-            if (write) {
-                write_data_end_bg_[bg[i]] = std::max(write_data_end_bg_[bg[i]], last_t[i]);
-                write_data_end_any_ = std::max(write_data_end_any_, write_data_end_bg_[bg[i]]);
-                b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.wr);
-            } else {
-                b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.rtp);
-            }
-        }
-        if (!write)
-            last_read_cmd_ = last_col;
-        last_col_ = last_col;
-        last_col_bg_ = last_bg;
-        last_col_write_ = write;
-        data_free_ = data_free;
-        if (policy_ == PagePolicy::Closed)
-            for (size_t i = begin; i < end; ++i) {
-                Bank& b = banks_[r.segments[i].bank];
-                b.open = false;
-                b.act_ready = std::max(b.act_ready, b.pre_ready + t_.rp);
-            }
+        uint32_t bank[kWaveMax];
+        for (size_t i = 0; i < n; ++i)
+            bank[i] = r.segments[begin + i].bank;
+        write_back(n, bank, bg, last_t, write, last_col, last_bg, data_free);
         begin = end;
     }
     (write ? counters_.writes : counters_.reads) += placed;
@@ -599,28 +608,8 @@ void PcScheduler::place_pair(const DramRequest& r, double t0, Scheduled& out) {
             out.last_data_ns = data_free;
         }
     }
-    for (size_t i = 0; i < 2; ++i) {
-        Bank& b = banks_[seg[i]->bank];
-        if (write) {
-            write_data_end_bg_[bg[i]] = std::max(write_data_end_bg_[bg[i]], last_t[i]);
-            write_data_end_any_ = std::max(write_data_end_any_, write_data_end_bg_[bg[i]]);
-            b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.wr);
-        } else {
-            b.pre_ready = std::max(b.pre_ready, last_t[i] + t_.rtp);
-        }
-    }
-    if (!write)
-        last_read_cmd_ = last_col;
-    last_col_ = last_col;
-    last_col_bg_ = last_bg;
-    last_col_write_ = write;
-    data_free_ = data_free;
-    if (policy_ == PagePolicy::Closed)
-        for (size_t i = 0; i < 2; ++i) {
-            Bank& b = banks_[seg[i]->bank];
-            b.open = false;
-            b.act_ready = std::max(b.act_ready, b.pre_ready + t_.rp);
-        }
+    const uint32_t bank[2] = {seg[0]->bank, seg[1]->bank};
+    write_back(2, bank, bg, last_t, write, last_col, last_bg, data_free);
     (write ? counters_.writes : counters_.reads) += placed;
     counters_.data_busy_ns = busy;
 }

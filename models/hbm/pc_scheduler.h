@@ -205,6 +205,8 @@ private:
     void place(const DramRequest& r, double t0, Scheduled& out);
     void place_waves(const DramRequest& r, double t0, Scheduled& out);  // any shape
     void place_pair(const DramRequest& r, double t0, Scheduled& out);  // place()'s most common shape
+    void write_back(size_t n, const uint32_t* bank, const uint32_t* bg, const double* last_t, bool write,
+                    double last_col, uint32_t last_bg, double data_free);
     bool hits(const DramRequest& r) const;
     double earliest_start(const DramRequest& r) const;  // when its first command could issue
 
