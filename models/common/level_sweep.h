@@ -9,6 +9,8 @@
 // Pure C++: unit-tested without a kernel.
 #pragma once
 
+#include "models/common/nearly_sorted_queue.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -30,10 +32,10 @@ public:
         from_ns = std::max(from_ns, swept_ns_);
         if (!(to_ns > from_ns) || n == 0)
             return;
-        out_.push(to_ns, n);
+        out_.push({to_ns, n});
         next_ns_ = std::min(next_ns_, from_ns > swept_ns_ ? from_ns : to_ns);
         if (from_ns > swept_ns_) {
-            in_.push(from_ns, n);
+            in_.push({from_ns, n});
         } else {  // already due (the common case: a request takes its place as it arrives)
             level_ += n;
             if (on_change_)
@@ -69,42 +71,11 @@ private:
         double t;
         size_t n;
     };
-    // Changes mostly come in time order (arrivals always, departures nearly): those append to a
-    // FIFO in O(1), only an earlier one goes to a min-heap; the front is the earlier of the two.
-    class Changes {
-    public:
-        void push(double t, size_t n) {
-            if (head_ == fifo_.size() || t >= fifo_.back().t) {
-                fifo_.push_back({t, n});
-            } else {
-                heap_.push_back({t, n});
-                std::push_heap(heap_.begin(), heap_.end(), later);
-            }
-        }
-        const Change* front() const {
-            const Change* f = head_ < fifo_.size() ? &fifo_[head_] : nullptr;
-            if (heap_.empty())
-                return f;
-            return !f || heap_.front().t < f->t ? &heap_.front() : f;
-        }
-        void pop(const Change* f) {  // f: front()
-            if (!heap_.empty() && f == &heap_.front()) {
-                std::pop_heap(heap_.begin(), heap_.end(), later);
-                heap_.pop_back();
-            } else if (++head_ == fifo_.size()) {
-                fifo_.clear();
-                head_ = 0;
-            } else if (head_ >= 64 && 2 * head_ >= fifo_.size()) {  // drop the applied prefix
-                fifo_.erase(fifo_.begin(), fifo_.begin() + std::ptrdiff_t(head_));
-                head_ = 0;
-            }
-        }
-
-    private:
-        static bool later(const Change& a, const Change& b) { return a.t > b.t; }
-        std::vector<Change> fifo_, heap_;
-        size_t head_ = 0;
+    struct Later {
+        bool operator()(const Change& a, const Change& b) const { return a.t > b.t; }
     };
+    // Changes mostly come in time order (arrivals always, departures nearly).
+    using Changes = NearlySortedQueue<Change, Later>;
     OnChange on_change_;
     Changes in_, out_;
     size_t level_ = 0;

@@ -4,14 +4,14 @@
 // (docs/performance.md). Order, as in tlm_utils: delta notifications by delta parity, then timed
 // entries by time and, at equal times, in insertion order.
 //
-// Timed entries mostly arrive in time order (a link's or a pseudo-channel's bursts): those append
-// to a FIFO (O(1)); only an entry earlier than the FIFO's last goes to a binary heap. Delivery
-// takes the smaller (time, insertion order) of the two fronts: the same total order as one heap.
+// Timed entries mostly arrive in time order (a link's or a pseudo-channel's bursts): they wait in a
+// NearlySortedQueue on (time, insertion order), O(1) for those, a heap only for the others.
 // The kernel event is re-armed only when an entry is due before the pending notification, which
 // is what sc_event::notify would keep anyway (the kernel sees the same calls, so the order of
 // processes at equal times is unchanged).
 #pragma once
 
+#include "models/common/nearly_sorted_queue.h"
 #include "models/common/sim.h"
 
 #include <algorithm>
@@ -76,12 +76,7 @@ private:
         armed_t_ = kNone;
     }
     void notify_timed(tlm::tlm_generic_payload& p, const tlm::tlm_phase& phase, sc_dt::uint64 t) {
-        if (fifo_head_ == fifo_.size() || t >= fifo_.back().t) {
-            fifo_.push_back({t, seq_++, &p, phase});
-        } else {
-            heap_.push_back({t, seq_++, &p, phase});
-            std::push_heap(heap_.begin(), heap_.end(), Later{});
-        }
+        timed_.push({t, seq_++, &p, phase});
         arm(t);
     }
     // sc_event::notify keeps the earlier of a new and a pending notification: skip the call exactly
@@ -96,28 +91,6 @@ private:
         armed_t_ = t;
         event_.notify(sc_core::sc_time::from_value(t - now));
     }
-    // The earliest timed entry (FIFO front or heap top), or null.
-    const Timed* front() const {
-        const Timed* f = fifo_head_ < fifo_.size() ? &fifo_[fifo_head_] : nullptr;
-        if (heap_.empty())
-            return f;
-        return !f || Later{}(*f, heap_.front()) ? &heap_.front() : f;
-    }
-    Timed pop(const Timed* e) {
-        Timed out = *e;
-        if (!heap_.empty() && e == &heap_.front()) {
-            std::pop_heap(heap_.begin(), heap_.end(), Later{});
-            heap_.pop_back();
-        } else if (++fifo_head_ == fifo_.size()) {
-            fifo_.clear();
-            fifo_head_ = 0;
-        } else if (fifo_head_ >= 64 && 2 * fifo_head_ >= fifo_.size()) {  // drop the delivered prefix
-            fifo_.erase(fifo_.begin(), fifo_.begin() + std::ptrdiff_t(fifo_head_));
-            fifo_head_ = 0;
-        }
-        return out;
-    }
-
     void fire() {
         // Delta entries: an odd delta delivers those posted in even deltas, and vice versa.
         bool odd = sc_core::sc_delta_count() & 1;
@@ -129,20 +102,19 @@ private:
             notify_next_delta();
         // Timed entries due now, earliest inserted first.
         const sc_dt::uint64 now = sim_time().value();
-        for (const Timed* e = front(); e && e->t == now; e = front()) {
-            Timed d = pop(e);
+        for (const Timed* e = timed_.front(); e && e->t == now; e = timed_.front()) {
+            Timed d = *e;
+            timed_.pop(e);
             (owner_->*cb_)(*d.p, d.phase);
         }
-        if (const Timed* e = front())
+        if (const Timed* e = timed_.front())
             arm(e->t);
     }
 
     Owner* owner_;
     Callback cb_;
     std::vector<Entry> odd_, even_;  // for delivery in the next odd / even delta
-    std::vector<Timed> fifo_;        // [fifo_head_, end): in (time, insertion) order
-    size_t fifo_head_ = 0;
-    std::vector<Timed> heap_;        // min-heap on (time, insertion order): entries out of order
+    NearlySortedQueue<Timed, Later> timed_;  // by (time, insertion order)
     sc_dt::uint64 seq_ = 0;
     // The last notification asked of the kernel: a delta one in delta cycle armed_delta_, or a
     // timed one at armed_t_ (pending while after now).
