@@ -7,6 +7,7 @@
 #include "models/pe/pe_config.h"
 #include "tests/support.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <map>
 
@@ -51,6 +52,33 @@ TEST(VectorTiming, MaxOf64AndNPlusAccessOverhead) {
     EXPECT_EQ(vector_op_cycles(32, v), 64 + 60);
     EXPECT_EQ(vector_op_cycles(512, v), 512 + 60);
     EXPECT_EQ(vector_op_cycles(512, v, 2), 1024 + 60); // two-input ops ~2N
+}
+
+TEST(TensorTiming, Fp8RunsAtItsSpeedupOverBf16) {
+    TensorTiming t;  // NeuronCore-v2: cFP8 at the BF16 rate
+    EXPECT_EQ(matmul_cycles(128, 512, Dtype::Fp8, t), matmul_cycles(128, 512, Dtype::Bf16, t));
+    t.fp8_speedup = 2;  // NeuronCore-v3 double FP8: 256 contraction rows in the time of 128
+    EXPECT_EQ(matmul_cycles(128, 512, Dtype::Fp8, t), 256);
+    EXPECT_EQ(matmul_cycles(128, 32, Dtype::Fp8, t), 64);  // the issue gap still floors it
+}
+
+TEST(VectorTiming, PerformanceModeOnlyForHalfWidthOperands) {
+    VectorTiming v{64, 60, 4};  // NeuronCore-v3
+    VectorOperands sbuf_bf16{Dtype::Bf16, false}, psum_bf16{Dtype::Bf16, true}, sbuf_fp32{Dtype::Fp32, false};
+    EXPECT_EQ(vector_op_cycles(1024, v, 1, sbuf_bf16), 256 + 60);    // 4x: tensor_copy/tensor_scalar in SBUF
+    EXPECT_EQ(vector_op_cycles(1024, v, 1, psum_bf16), 512 + 60);    // 2x: an operand in PSUM
+    EXPECT_EQ(vector_op_cycles(1024, v, 2, sbuf_bf16), 1024 + 60);   // 2x: tensor_tensor over SBUF
+    EXPECT_EQ(vector_op_cycles(1024, v, 2, psum_bf16), 2048 + 60);   // no mode
+    EXPECT_EQ(vector_op_cycles(1024, v, 1, sbuf_fp32), 1024 + 60);   // fp32: no mode
+    EXPECT_EQ(vector_op_cycles(32, v, 1, sbuf_bf16), 64 + 60);       // the floor stays
+    v.bf16_speedup = 1;                                              // NeuronCore-v2
+    EXPECT_EQ(vector_op_cycles(1024, v, 1, sbuf_bf16), 1024 + 60);
+    // Off the shipped values: any speedup divides the work term, never below 1x.
+    for (uint32_t s = 1; s <= 16; ++s) {
+        v.bf16_speedup = s;
+        EXPECT_DOUBLE_EQ(vector_op_cycles(4096, v, 1, sbuf_bf16), 4096.0 / s + 60);
+        EXPECT_DOUBLE_EQ(vector_op_cycles(4096, v, 1, psum_bf16), 4096.0 / std::max(1.0, s / 2.0) + 60);
+    }
 }
 
 TEST(Dtype, NamesAndSizes) {
