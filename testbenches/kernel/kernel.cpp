@@ -13,9 +13,11 @@ using kernel::KernelError;
 const FieldList<KernelTestbenchConfig>& KernelTestbenchConfig::fields() {
     using C = KernelTestbenchConfig;
     static const FieldList<C> f = {
-        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid"),
+        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid")
+            .setting("where the kernel runs"),
         count("core_stride", &C::core_stride, "1", 1, 255,
-              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")};
+              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")
+            .setting("where the kernel runs")};
     return f;
 }
 
