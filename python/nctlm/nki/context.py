@@ -30,7 +30,9 @@ _current = None
 
 _FOR_TARGET = re.compile(r"^\s*for\s+([A-Za-z_]\w*)\s+in\b")
 _ASSIGN_TARGET = re.compile(r"^\s*([A-Za-z_]\w*)\s*(?::[^=]*)?(?:[-+*/]?=)(?!=)")
-_RESERVED = {"pid", "p", "min", "max", "and", "or", "not"}
+# Names a loop variable can't take: the format's own (pid, functions, operators, True/False) and
+# those of iota expressions (p, f0, f1, ...).
+_RESERVED = {"pid", "p", "min", "max", "and", "or", "not", "True", "False"}
 
 
 def ctx():
@@ -76,11 +78,15 @@ class KernelContext:
         if _current is not None:
             raise NkiError("a kernel is already running: kernels can't call kernels")
         _current = self
+        ex.RANGES.clear()
+        if isinstance(self.pid, ex.Expr):
+            ex.RANGES["pid"] = (0, math.prod(self.grid) - 1)
         return self
 
     def __exit__(self, *exc):
         global _current
         _current = None
+        ex.RANGES.clear()
         if exc[0] is None:
             self.flush()
         return False
@@ -152,6 +158,8 @@ class KernelContext:
         parent.append(node)
         self.bodies.append(node.body)
         self.scope.add(name)
+        first_lo, first_hi = ex.bounds(start)
+        ex.RANGES[name] = (first_lo, first_hi + step * (ex.bounds(trip)[1] - 1))
         v = ex.var(name)
         self.frames.append(_Frame(v, ex.floordiv(v - start, step), trip))
         try:
@@ -160,6 +168,7 @@ class KernelContext:
             self._boundary()
             self.frames.pop()
             self.scope.discard(name)
+            ex.RANGES.pop(name, None)
             self.bodies.pop()
             if not node.body:
                 parent.remove(node)

@@ -218,15 +218,62 @@ def mod(a, b):
     return _as_atom_expr("%", (a, b))
 
 
+# Value ranges of the variables in scope (loop variables, pid), kept by the running kernel: they
+# let min/max fold where one side bounds the other (max(0, i * 16) is i * 16 for i >= 0).
+RANGES = {}
+_INF = float("inf")
+
+
+def bounds(x):
+    """(lowest, highest) value of x over RANGES (infinite where unknown)."""
+    if not isinstance(x, Expr):
+        return x, x
+    lo = hi = x.const
+    for atom, c in x.terms:
+        a_lo, a_hi = _atom_bounds(atom)
+        lo += min(c * a_lo, c * a_hi) if c else 0
+        hi += max(c * a_lo, c * a_hi) if c else 0
+    return lo, hi
+
+
+def _atom_bounds(atom):
+    kind, args = atom.kind, atom.args
+    if kind == "var":
+        return RANGES.get(args[0], (-_INF, _INF))
+    if kind in _CMP_OPS or kind in ("and", "or", "not"):
+        return 0, 1
+    (a_lo, a_hi), (b_lo, b_hi) = bounds(args[0]), bounds(args[1])
+    if kind == "min":
+        return min(a_lo, b_lo), min(a_hi, b_hi)
+    if kind == "max":
+        return max(a_lo, b_lo), max(a_hi, b_hi)
+    if kind == "%" and isinstance(args[1], int) and args[1] > 0:
+        return 0, args[1] - 1
+    if kind == "//" and isinstance(args[1], int) and args[1] > 0 and _INF not in (abs(a_lo), abs(a_hi)):
+        return a_lo // args[1], a_hi // args[1]
+    if kind == "*" and _INF not in (abs(a_lo), abs(a_hi), abs(b_lo), abs(b_hi)):
+        products = [a_lo * b_lo, a_lo * b_hi, a_hi * b_lo, a_hi * b_hi]
+        return min(products), max(products)
+    return -_INF, _INF
+
+
 def emin(a, b):
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         return min(a, b)
+    if same(a, b) or bounds(a)[1] <= bounds(b)[0]:
+        return a
+    if bounds(b)[1] <= bounds(a)[0]:
+        return b
     return _as_atom_expr("min", (a, b))
 
 
 def emax(a, b):
     if not isinstance(a, Expr) and not isinstance(b, Expr):
         return max(a, b)
+    if same(a, b) or bounds(a)[0] >= bounds(b)[1]:
+        return a
+    if bounds(b)[0] >= bounds(a)[1]:
+        return b
     return _as_atom_expr("max", (a, b))
 
 
@@ -273,10 +320,12 @@ def _render_prec(x):
         else:
             body = _paren((atom.text, atom.prec), _PROD) + " * " + str(abs(c))
             parts.append(("+" if c > 0 else "-", body))
-    if x.const:
+    if x.const > 0 and parts[0][0] == "-":
+        parts.insert(0, ("+", str(x.const)))  # 1000 - i * 128 rather than -i * 128 + 1000
+    elif x.const:
         parts.append(("+" if x.const > 0 else "-", str(abs(x.const))))
     sign, first = parts[0]
-    if sign == "-" and x.terms and x.terms[0][0].prec < _ATOM:
+    if sign == "-" and x.terms[0][0].prec < _ATOM:
         first = f"({first})"  # -(a // 2): a bare "-a // 2" would negate a first
     text = first if sign == "+" else "-" + first
     for sign, body in parts[1:]:

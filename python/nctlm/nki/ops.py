@@ -62,8 +62,11 @@ def _per_partition(x, data, what):
         if x.partitions != data.partitions or x.free_size != 1:
             raise NkiError(f"{what} must be a number or a ({data.partitions}, 1) tile, got shape {x.shape}")
         return x
-    if isinstance(x, (int, float, ex.Expr)) and not isinstance(x, bool):
-        return x
+    if isinstance(x, ex.Expr):
+        raise NkiError(f"{what} is the loop expression '{ex.render(x)}': the format's scalar operands are "
+                       "constants (unroll the loop with range/nl.static_range, or build the values with nisa.iota)")
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return float(x)
     raise NkiError(f"{what} must be a number or a per-partition tile, got {describe(x)}")
 
 
@@ -243,6 +246,8 @@ def copy(src, dtype=None, engine="vector", out=None, mask=None):
 
 
 def memset(dst, value, mask=None):
+    if isinstance(value, ex.Expr) or not isinstance(value, (int, float)) or isinstance(value, bool):
+        raise NkiError(f"a fill value is a constant number, got {describe(value)}")
     ctx().emit("memset", {"dst": dst, "value": float(value)}, mask=mask)
     return dst
 

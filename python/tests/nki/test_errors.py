@@ -38,6 +38,10 @@ KERNEL_ERRORS = [
      "nisa.iota: argument 'channel_multiplier' is outside the subset"),
     ("t = nl.exp(nl.load(x[0:128, :]), dtype=nl.float64)", "nl.exp", "nki.language.float64 is outside nctlm's NKI subset"),
     ("t = nl.exp(x)", "nl.exp", "the input of exp must be an on-chip tile (SBUF or PSUM), got the HBM tensor 'x'"),
+    ("for i in nl.affine_range(2):\n        t = nl.multiply(nl.load(x[0:128, :]), i)", "nl.multiply",
+     "the operand is the loop expression 'i': the format's scalar operands are constants"),
+    ("i = nl.arange(128)[:, None]\n    j = nl.arange(64)[None, :]\n    t = nl.load(x[i, j], mask=(i + j < 100))",
+     "mask=", "each comparison in a mask must involve exactly one nl.arange axis"),
     ("assert x.shape[0] == 7, 'needs 7 rows'", "assert", "AssertionError: needs 7 rows"),
 ]
 

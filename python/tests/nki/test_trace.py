@@ -65,7 +65,7 @@ class Loops(unittest.TestCase):
         doc, _, _ = support.trace(path, "k", "x=fp32[1024,64]")
         (_, outer), (_, inner) = loops(doc["body"])
         self.assertEqual((outer["loop"], outer["trip"], outer["start"], outer["step"]), ("i", 3, 2, 2))
-        self.assertEqual((inner["loop"], inner["trip"]), ("i_2", "max(0, i + 1)"))  # a nested name is made unique
+        self.assertEqual((inner["loop"], inner["trip"]), ("i_2", "i + 1"))  # a nested name is made unique
         self.assertEqual(inner["body"][0]["src"]["offset"], "i_2 * 8192")
 
     def test_a_trip_of_one_is_no_loop(self):
@@ -139,6 +139,25 @@ class Buffers(unittest.TestCase):
         self.assertEqual(str(caught.exception), support.line_of(path, "nl.psum", full=True) +
                          ": a PSUM tile holds at most 2048 bytes per partition (one bank: 512 fp32); "
                          "this one needs 4096")
+
+
+class Masks(unittest.TestCase):
+    def test_a_mask_narrows_the_free_range_on_every_operand(self):
+        path = support.write_kernel("""
+            def k(x, n):
+                out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+                i_p, i_f = nl.mgrid[0:128, 0:64]
+                t = nl.load(x[i_p, i_f])
+                for j in nl.affine_range(4):
+                    nl.store(out[i_p, i_f], value=nl.exp(t, mask=(i_f < n)), mask=(i_f >= j * 16) & (i_f < n))
+                return out
+            """)
+        doc, _, _ = support.trace(path, "k", "x=fp32[128,64]", "n=40")
+        exp, store = support.instructions(doc["body"])[1:]
+        self.assertEqual((exp["dst"]["f"], exp["src"]["f"]), ([[0, 40]], [[0, 40]]))
+        self.assertEqual(store["src"]["f"], [["j * 16", "max(0, 40 - j * 16)"]])
+        self.assertEqual(store["dst"], {"tensor": "out", "offset": "j * 16",
+                                        "ap": [[64, 128], [1, "max(0, 40 - j * 16)"]]})
 
 
 class Lines(unittest.TestCase):
