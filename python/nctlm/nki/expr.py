@@ -320,12 +320,13 @@ def _render_prec(x):
         else:
             body = _paren((atom.text, atom.prec), _PROD) + " * " + str(abs(c))
             parts.append(("+" if c > 0 else "-", body))
+    parts.sort(key=lambda part: part[0] == "-")  # p - f0 * 2 rather than -f0 * 2 + p
     if x.const > 0 and parts[0][0] == "-":
         parts.insert(0, ("+", str(x.const)))  # 1000 - i * 128 rather than -i * 128 + 1000
     elif x.const:
         parts.append(("+" if x.const > 0 else "-", str(abs(x.const))))
     sign, first = parts[0]
-    if sign == "-" and x.terms[0][0].prec < _ATOM:
+    if sign == "-" and x.terms[0][0].prec < _ATOM:  # all terms negative: the first is terms[0]
         first = f"({first})"  # -(a // 2): a bare "-a // 2" would negate a first
     text = first if sign == "+" else "-" + first
     for sign, body in parts[1:]:

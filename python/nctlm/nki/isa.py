@@ -173,6 +173,15 @@ def iota(expr, dtype, *, mask=None, **kwargs):
     return ops.iota(expr, dtype, mask=mask)
 
 
+def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None, **kwargs):
+    """on_true_tile where an affine comparison of nl.arange indices holds, else on_false_value.
+    The format has no single op for it: iota + tensor_scalar compare + memset + select."""
+    _no_extra("affine_select", kwargs)
+    if mask is not None:
+        raise NkiError("nisa.affine_select: mask= is outside the subset")
+    return ops.affine_select(pred, on_true_tile, on_false_value, dtype=_dtype(dtype))
+
+
 def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
     """A new SBUF tile filled with value: `memset`."""
     _no_extra("memset", kwargs)

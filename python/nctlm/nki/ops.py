@@ -7,7 +7,7 @@ from . import expr as ex
 from .context import ctx
 from .dtypes import float32, is_fp8, promote, to_dtype
 from .errors import NkiError
-from .tiles import BroadcastTile, HbmView, IndexTensor, TileView, is_index, new_tile
+from .tiles import BroadcastTile, HbmView, IndexTensor, Predicate, TileView, is_index, new_tile
 
 MATMUL_K_MAX = 128  # partitions of the PE array
 MATMUL_M_MAX = 128  # nl.tile_size.gemm_stationary_fmax
@@ -422,6 +422,23 @@ def iota(index, dtype, mask=None):
     dst = new_tile(shape, to_dtype(dtype))
     ctx().emit("iota", {"dst": dst, "expr": iota_expr(index)}, mask=mask)
     return dst
+
+
+_COMPARISONS = {"<": "less", "<=": "less_equal", ">": "greater", ">=": "greater_equal"}
+
+
+def affine_select(pred, on_true, on_false_value, dtype=None):
+    """Where an affine comparison of the tile's indices holds, on_true, else a number (NKI's
+    nisa.affine_select, one GpSimd instruction). The format has no such op: the closest form is
+    `iota` of (left - right), a `tensor_scalar` comparison with 0, a `memset` and a `select`."""
+    if not isinstance(pred, Predicate) or len(pred.clauses) != 1:
+        raise NkiError("nisa.affine_select takes one comparison of nl.arange expressions as pred")
+    index, op, bound = pred.clauses[0]
+    on_true = as_tile(on_true, "on_true_tile")
+    values = iota(index - bound, float32)
+    check_same_shape(values, on_true, "nisa.affine_select (pred's index space and on_true_tile)")
+    condition = scalar_chain(values, [(_COMPARISONS[op], 0.0)], float32)
+    return select(condition, on_true, on_false_value, dtype=dtype or on_true.dtype)
 
 
 # --- broadcasts --------------------------------------------------------------------------------------

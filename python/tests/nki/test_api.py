@@ -132,6 +132,10 @@ CASES = [
      {"engine": "scalar"}, lambda x, w, r: x),
     ("nisa.iota", "y = nisa.iota(nl.arange(128)[:, None] * 64 + nl.arange(64)[None, :], dtype=nl.float32)",
      ["iota"], {"expr": "f0 + p * 64"}, lambda x, w, r: np.arange(128 * 64).reshape(128, 64) * 1.0),
+    ("nisa.affine_select", "y = nisa.affine_select(pred=(nl.arange(128)[:, None] + 3 >= nl.arange(64)[None, :] * 2),\n"
+     "        on_true_tile=t, on_false_value=-9984.0)", ["iota", "tensor_scalar", "memset", "select"],
+     {"expr": "p - f0 * 2 + 3"},
+     lambda x, w, r: np.where(np.arange(128)[:, None] + 3 >= 2 * np.arange(64)[None, :], x, -9984.0)),
     ("nisa.memset", "y = nisa.memset((128, 64), 1.5, nl.float32)", ["memset"], {"value": 1.5},
      lambda x, w, r: np.full((128, 64), 1.5)),
     ("nisa.dma_copy", "y = nl.ndarray((128, 64), nl.float32)\n    nisa.dma_copy(dst=y, src=x)", ["dma"], {},
