@@ -16,6 +16,7 @@ import sys
 import traceback
 
 from .errors import NkiError, location_of_traceback
+from . import kernel
 from .kernel import Kernel, TensorSpec, trace
 from .program import to_json
 
@@ -114,6 +115,11 @@ def build_parser():
     p.add_argument("--grid", default="1", help="SPMD launch grid, e.g. 4 or 2,2 (default 1)")
     p.add_argument("--bufs", type=int, default=2,
                    help="rotating copies of a tile allocated inside a loop (default 2)")
+    p.add_argument("--sbuf-bytes", type=int, default=kernel.SBUF_PARTITION_BYTES,
+                   help="SBUF bytes per partition the rotating copies must fit (default 192 KiB; the platform's "
+                        "pe.sbuf_partition_bytes)")
+    p.add_argument("--psum-bytes", type=int, default=kernel.PSUM_PARTITION_BYTES,
+                   help="PSUM bytes per partition (default 16 KiB)")
     p.add_argument("--check", metavar="REF.py::FUNCTION",
                    help="also run the kernel with numpy on random inputs and compare its outputs with "
                         "the reference function's")
@@ -153,7 +159,8 @@ def _run(opts):
     fn = load_function(opts.kernel)
     args = dict(parse_arg(a) for a in opts.arg)
     grid = parse_grid(opts.grid)
-    program, outputs = trace(fn, args, grid=grid, bufs=opts.bufs, name=name, source=path)
+    program, outputs = trace(fn, args, grid=grid, bufs=opts.bufs, name=name, source=path,
+                             sbuf_bytes=opts.sbuf_bytes, psum_bytes=opts.psum_bytes)
     text = dumps(to_json(program))
     if opts.output == "-":
         sys.stdout.write(text)

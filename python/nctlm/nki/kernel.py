@@ -79,7 +79,34 @@ def _classify(program, returned):
     return outputs
 
 
-def trace(fn, args, grid=1, bufs=DEFAULT_BUFS, name=None, source=None):
+SBUF_PARTITION_BYTES = 192 * 1024  # trn1's (trn2 has 224 KiB): the smallest shipped platform
+PSUM_PARTITION_BYTES = 16 * 1024
+PSUM_BANK_BYTES = 2 * 1024
+
+
+def fit_copies(program, sbuf_bytes=SBUF_PARTITION_BYTES, psum_bytes=PSUM_PARTITION_BYTES):
+    """Where the rotating copies of a memory's buffers don't fit its bytes per partition, give the
+    largest buffers one copy until they do (what's left over is the loader's overflow error). A
+    PSUM copy counts as a whole bank. Returns the buffers changed."""
+    from .program import live_buffers
+
+    changed = []
+    for memory, capacity in (("sbuf", sbuf_bytes), ("psum", psum_bytes)):
+        buffers = [b for b in live_buffers(program) if b.memory == memory]
+        size = {b: PSUM_BANK_BYTES if memory == "psum" else b.free_elems * b.dtype.itemsize for b in buffers}
+        total = sum(b.bufs * size[b] for b in buffers)
+        for b in sorted(buffers, key=lambda b: -size[b]):
+            if total <= capacity:
+                break
+            if b.bufs > 1:
+                total -= (b.bufs - 1) * size[b]
+                b.bufs = 1
+                changed.append(b)
+    return changed
+
+
+def trace(fn, args, grid=1, bufs=DEFAULT_BUFS, name=None, source=None, sbuf_bytes=SBUF_PARTITION_BYTES,
+          psum_bytes=PSUM_PARTITION_BYTES):
     """Trace fn(**args) (TensorSpec or number per parameter) into a Program. Returns
     (program, output tensors)."""
     grid = _grid(grid)
@@ -91,7 +118,9 @@ def trace(fn, args, grid=1, bufs=DEFAULT_BUFS, name=None, source=None):
     with context:
         kwargs = _parameters(context, order, args)
         result = fn(**kwargs)
-    return program, _classify(program, _returned(result))
+    outputs = _classify(program, _returned(result))
+    fit_copies(program, sbuf_bytes, psum_bytes)
+    return program, outputs
 
 
 def _parameters(context, order, args, machine=None):

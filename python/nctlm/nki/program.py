@@ -132,7 +132,7 @@ def _number(x):
 def _operand_json(x):
     if isinstance(x, OnChip):
         d = {"buf": x.buffer.name}
-        if x.buffer.bufs > 1 or not ex.same(x.copy, 0):
+        if x.buffer.bufs > 1:  # copies are taken modulo bufs: with one, every copy is 0
             d["copy"] = ex.to_json(x.copy)
         if not ex.same_all(x.p, (0, x.buffer.partitions)):
             d["p"] = [ex.to_json(v) for v in x.p]

@@ -113,6 +113,22 @@ class Buffers(unittest.TestCase):
         buffers, _ = self.buffers(bufs=9)
         self.assertEqual(buffers["t"]["bufs"], 4)  # 2 x 2 iterations
 
+    def test_copies_that_overflow_sbuf_drop_to_one_largest_first(self):
+        path = support.write_kernel("""
+            def k(x):
+                out = nl.ndarray((512, 10000), nl.float32, buffer=nl.shared_hbm)
+                for i in nl.affine_range(4):
+                    big = nl.load(x[i * 128:(i + 1) * 128, :])
+                    half = nl.exp(big[:, 0:10000])
+                    nl.store(out[i * 128:(i + 1) * 128, :], value=half)
+                return out
+            """)
+        doc, _, _ = support.trace(path, "k", "x=fp32[512,20000]")
+        bufs = {b["name"]: b["bufs"] for b in doc["buffers"]}
+        self.assertEqual(bufs, {"big": 1, "half": 2})  # 2 x 80000 + 2 x 40000 B > 192 KiB: big drops
+        load = support.instructions(doc["body"])[0]
+        self.assertEqual(load["dst"], {"buf": "big"})  # one copy: no copy index
+
     def test_an_assigned_result_is_written_in_place(self):
         buffers, instrs = self.buffers()
         add = [i for i in instrs if i["op"] == "tensor_tensor"]
