@@ -182,10 +182,14 @@ def affine_select(pred, on_true_tile, on_false_value, *, mask=None, dtype=None, 
     return ops.affine_select(pred, on_true_tile, on_false_value, dtype=_dtype(dtype))
 
 
-def memset(shape, value, dtype, *, mask=None, engine=engine.unknown, **kwargs):
-    """A new SBUF tile filled with value: `memset`."""
+def memset(shape=None, value=None, dtype=None, *, mask=None, engine=engine.unknown, dst=None, **kwargs):
+    """A new SBUF tile of shape and dtype filled with value, or `dst` filled: `memset`."""
     _no_extra("memset", kwargs)
     _engine("memset", engine, ("vector",))
+    if dst is not None:
+        return ops.memset(ops.as_tile(dst, "dst"), value, mask=mask)
+    if shape is None or dtype is None:
+        raise NkiError("nisa.memset takes (shape, value, dtype), or dst= and value=")
     shape = tuple(shape)
     tile = ops.new_tile(shape if len(shape) > 1 else shape + (1,), to_dtype(dtype))
     return ops.memset(tile, value, mask=mask)

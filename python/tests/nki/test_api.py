@@ -138,6 +138,8 @@ CASES = [
      lambda x, w, r: np.where(np.arange(128)[:, None] + 3 >= 2 * np.arange(64)[None, :], x, -9984.0)),
     ("nisa.memset", "y = nisa.memset((128, 64), 1.5, nl.float32)", ["memset"], {"value": 1.5},
      lambda x, w, r: np.full((128, 64), 1.5)),
+    ("nisa.memset (dst=)", "y = nl.ndarray((128, 64), nl.float32)\n    nisa.memset(dst=y, value=-2.0)", ["memset"],
+     {"value": -2.0}, lambda x, w, r: np.full((128, 64), -2.0)),
     ("nisa.dma_copy", "y = nl.ndarray((128, 64), nl.float32)\n    nisa.dma_copy(dst=y, src=x)", ["dma"], {},
      lambda x, w, r: x),
 ]
