@@ -208,6 +208,7 @@ class KernelContext:
             bufs, copy = 1, 0
         buf = Buffer(hint, memory, partitions, shape, dtype, bufs)
         buf.producer = None
+        buf.line = self.line()
         buf.temp = temp
         buf.read = False
         buf.load_src = None

@@ -86,8 +86,9 @@ PSUM_BANK_BYTES = 2 * 1024
 
 def fit_copies(program, sbuf_bytes=SBUF_PARTITION_BYTES, psum_bytes=PSUM_PARTITION_BYTES):
     """Where the rotating copies of a memory's buffers don't fit its bytes per partition, give the
-    largest buffers one copy until they do (what's left over is the loader's overflow error). A
-    PSUM copy counts as a whole bank. Returns the buffers changed."""
+    largest buffers one copy until they do; a PSUM copy counts as a whole bank. Buffers that don't
+    fit with one copy each are an error naming the largest and their lines. Returns the buffers
+    changed."""
     from .program import live_buffers
 
     changed = []
@@ -102,6 +103,12 @@ def fit_copies(program, sbuf_bytes=SBUF_PARTITION_BYTES, psum_bytes=PSUM_PARTITI
                 total -= (b.bufs - 1) * size[b]
                 b.bufs = 1
                 changed.append(b)
+        if total > capacity:
+            largest = sorted(buffers, key=lambda b: -size[b])[:3]
+            names = ", ".join(f"{b.hint} {size[b]} B ({b.line})" for b in largest)
+            raise NkiError(f"the kernel's {memory.upper()} tiles need {total} bytes per partition with one copy "
+                           f"each, more than {capacity} (--{memory}-bytes); the largest: {names}",
+                           location=(None, None))
     return changed
 
 

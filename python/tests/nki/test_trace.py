@@ -129,6 +129,20 @@ class Buffers(unittest.TestCase):
         load = support.instructions(doc["body"])[0]
         self.assertEqual(load["dst"], {"buf": "big"})  # one copy: no copy index
 
+    def test_tiles_that_cannot_fit_are_refused_with_their_lines(self):
+        path = support.write_kernel("""
+            def k(x):
+                out = nl.ndarray((128, 60000), nl.float32, buffer=nl.shared_hbm)
+                big = nl.load(x)
+                nl.store(out, value=nl.exp(big))
+                return out
+            """)
+        with self.assertRaises(support.cli.NkiError) as caught:
+            support.trace(path, "k", "x=fp32[128,60000]")
+        self.assertIn("SBUF tiles need 480000 bytes per partition with one copy each, more than 196608 "
+                      f"(--sbuf-bytes); the largest: big 240000 B ({support.line_of(path, 'big = nl.load')})",
+                      str(caught.exception))
+
     def test_an_assigned_result_is_written_in_place(self):
         buffers, instrs = self.buffers()
         add = [i for i in instrs if i["op"] == "tensor_tensor"]
