@@ -13,6 +13,8 @@ t * max|ref| of that output, so that an output of small values (softmax over tho
 columns) is still compared at its own scale. --rtol/--atol give absolute values instead.
 """
 
+import sys
+
 from .dtypes import round_to
 from .errors import NkiError
 from .kernel import TensorSpec, bind, execute
@@ -62,7 +64,11 @@ def random_inputs(fn, args, program, seed):
 
 def check(fn, args, program, reference, grid, seed, rtol, atol, out):
     """Run and compare; print one line per output to `out`. True when every output matches."""
-    import numpy as np
+    try:
+        import numpy as np
+    except ImportError:
+        raise NkiError(f"--check runs the kernel with numpy, which {sys.executable} lacks (Debian: "
+                       "python3-numpy, installed by scripts/install-deps)", location=(None, None)) from None
 
     tolerance = default_tolerance(program)
     rtol = tolerance if rtol is None else rtol

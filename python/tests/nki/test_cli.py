@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 import unittest
 
 import numpy as np
@@ -59,6 +61,20 @@ class CommandLine(unittest.TestCase):
         doc, _, _ = support.trace(path, "k", "x=fp32[128,64]", "n=3", "scale=0.5", "flag=true")
         muls = [i for i in support.instructions(doc["body"]) if i["op"] == "tensor_scalar"]
         self.assertEqual([m["operand0"] for m in muls], [0.5] * 3)
+
+
+    def test_tracing_needs_no_numpy_and_check_says_it_does(self):
+        path = support.kernel_path("matmul.py")
+        run = ("import sys; sys.modules['numpy'] = None; sys.argv[0] = 'nctlm.nki'\n"
+               "from nctlm.nki.cli import main\nsys.exit(main(sys.argv[1:]))")
+        argv = [sys.executable, "-c", run, f"{path}::matmul_tiled", "--arg", "lhsT=bf16[256,256]",
+                "--arg", "rhs=bf16[256,512]", "-o", os.devnull]
+        env = dict(os.environ, PYTHONPATH=support.PYTHON_DIR)
+        traced = subprocess.run(argv, capture_output=True, text=True, env=env)
+        self.assertEqual(traced.returncode, 0, traced.stderr)
+        checked = subprocess.run(argv + ["--check", f"{path}::reference"], capture_output=True, text=True, env=env)
+        self.assertEqual(checked.returncode, 2)
+        self.assertIn("--check runs the kernel with numpy", checked.stderr)
 
 
 class PythonEntryPoints(unittest.TestCase):
