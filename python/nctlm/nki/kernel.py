@@ -84,23 +84,32 @@ PSUM_PARTITION_BYTES = 16 * 1024
 PSUM_BANK_BYTES = 2 * 1024
 
 
+def footprint(buffer, bufs):
+    """Bytes per partition of `bufs` copies: in SBUF one after another, in PSUM packed into banks
+    (as many copies per 2 KiB bank as fit, none across a bank: docs/kernels.md, Buffers)."""
+    copy_bytes = buffer.free_elems * buffer.dtype.itemsize
+    if buffer.memory == "sbuf":
+        return bufs * copy_bytes
+    per_bank = max(1, PSUM_BANK_BYTES // copy_bytes)
+    return -(-bufs // per_bank) * PSUM_BANK_BYTES
+
+
 def fit_copies(program, sbuf_bytes=SBUF_PARTITION_BYTES, psum_bytes=PSUM_PARTITION_BYTES):
     """Where the rotating copies of a memory's buffers don't fit its bytes per partition, give the
-    largest buffers one copy until they do; a PSUM copy counts as a whole bank. Buffers that don't
-    fit with one copy each are an error naming the largest and their lines. Returns the buffers
-    changed."""
+    largest buffers one copy until they do. Buffers that don't fit with one copy each are an error
+    naming the largest and their lines. Returns the buffers changed."""
     from .program import live_buffers
 
     changed = []
     for memory, capacity in (("sbuf", sbuf_bytes), ("psum", psum_bytes)):
         buffers = [b for b in live_buffers(program) if b.memory == memory]
-        size = {b: PSUM_BANK_BYTES if memory == "psum" else b.free_elems * b.dtype.itemsize for b in buffers}
-        total = sum(b.bufs * size[b] for b in buffers)
+        size = {b: footprint(b, 1) for b in buffers}
+        total = sum(footprint(b, b.bufs) for b in buffers)
         for b in sorted(buffers, key=lambda b: -size[b]):
             if total <= capacity:
                 break
             if b.bufs > 1:
-                total -= (b.bufs - 1) * size[b]
+                total -= footprint(b, b.bufs) - size[b]
                 b.bufs = 1
                 changed.append(b)
         if total > capacity:

@@ -129,6 +129,23 @@ class Buffers(unittest.TestCase):
         load = support.instructions(doc["body"])[0]
         self.assertEqual(load["dst"], {"buf": "big"})  # one copy: no copy index
 
+    def test_psum_copies_pack_into_banks(self):
+        path = support.write_kernel("""
+            def k(x):
+                out = nl.ndarray((512, 512), nl.float32, buffer=nl.shared_hbm)
+                for i in nl.affine_range(4):
+                    z = [nl.zeros((128, 512), nl.float32, buffer=nl.psum) for _ in range(5)]
+                    small = nl.zeros((128, 128), nl.float32, buffer=nl.psum)
+                    nl.store(out[i * 128:(i + 1) * 128, :], value=z[0] + z[1] + z[2] + z[3] + z[4])
+                    nl.store(out[i * 128:(i + 1) * 128, 0:128], value=small)
+                return out
+            """)
+        doc, _, _ = support.trace(path, "k", "x=fp32[4,4]")
+        bufs = sorted((b["shape"][0], b["bufs"]) for b in doc["buffers"] if b["memory"] == "psum")
+        # Five 2 KiB tiles x 2 copies and a 512 B tile's two copies sharing a bank: 11 banks of 8.
+        # Three big ones drop to one copy: 2 x 2 + 3 x 1 + 1 = 8 banks.
+        self.assertEqual(bufs, [(128, 2), (512, 1), (512, 1), (512, 1), (512, 2), (512, 2)])
+
     def test_tiles_that_cannot_fit_are_refused_with_their_lines(self):
         path = support.write_kernel("""
             def k(x):
