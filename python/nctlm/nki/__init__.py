@@ -10,6 +10,9 @@ A kernel written for NKI runs after changing its import lines:
 `python3 -m nctlm.nki FILE.py::FN --arg x=bf16[4096,8192] -o kernel.json` traces one (see cli.py).
 """
 
-from . import isa, language  # noqa: F401
-from .errors import NkiError  # noqa: F401
-from .kernel import Kernel, TensorSpec, baremetal, execute, jit, simulate_kernel, trace  # noqa: F401
+from . import isa, language
+from .errors import NkiError
+from .kernel import Kernel, TensorSpec, baremetal, execute, jit, simulate_kernel, trace
+
+__all__ = ["isa", "language", "NkiError", "Kernel", "TensorSpec", "baremetal", "execute", "jit",
+           "simulate_kernel", "trace"]

@@ -42,10 +42,6 @@ def ctx():
     return _current
 
 
-def active():
-    return _current
-
-
 class _Frame:
     __slots__ = ("value", "t", "trip")
 

@@ -146,10 +146,6 @@ def same_all(xs, ys):
     return len(xs) == len(ys) and all(same(a, b) for a, b in zip(xs, ys))
 
 
-def is_symbolic(x):
-    return isinstance(x, Expr)
-
-
 def _linear(x):
     if isinstance(x, Expr):
         return dict(x.terms), x.const

@@ -139,7 +139,7 @@ def trace(fn, args, grid=1, bufs=DEFAULT_BUFS, name=None, source=None, sbuf_byte
     return program, outputs
 
 
-def _parameters(context, order, args, machine=None):
+def _parameters(context, order, args):
     kwargs = {}
     for n in order:
         value = args[n]
