@@ -44,7 +44,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
 }
 
 const std::vector<std::string>& PlatformConfig::sections() {
-    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload"};
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload", "kernel"};
     return s;
 }
 

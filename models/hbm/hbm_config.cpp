@@ -26,6 +26,10 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .documented("JESD235 pin rate; Neuron arch guide chip total"),
         bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs")
             .assumed("1 KiB..4 KiB", "one DMA burst per PC"),
+        choice("pc_hash", &C::pc_hash, {{"none", PcHash::None}, {"fold", PcHash::Fold}}, "none",
+               "pseudo-channel of a chunk: none = chunk mod PCs; fold = (sum of the chunk index's base-PC digits) mod "
+               "PCs, so power-of-two strides spread over every PC as under a hashing controller")
+            .assumed("none|fold", "controllers hash channel bits; no public Trainium address map"),
         bytes("stack_interleave", &C::stack_interleave, "4 KiB", 64, 1 << 30,
               "granularity across stacks inside the interleaved window")
             .assumed("2 KiB..8 KiB", "address-map choice"),

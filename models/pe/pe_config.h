@@ -59,6 +59,11 @@ struct PeConfig {
         return vector_clock.cycles(vector_op_cycles(n, vector_timing(), inputs));
     }
     uint64_t psum_bank_bytes() const { return psum_partition_bytes / psum_banks; }
+    // The tensor engine's peak: rows x cols multiply-adds per cycle (fp32 at 1/fp32_passes).
+    double peak_flops(Dtype d) const {
+        double peak = 2.0 * tensor_rows * tensor_cols * tensor_clock.hz;
+        return d == Dtype::Fp32 ? peak / fp32_passes : peak;
+    }
     // Time to move `bytes` spread evenly over `partitions` partitions through their ports.
     Duration sbuf_transfer(double bytes, uint32_t partitions) const {
         return sbuf_partition_bandwidth.transfer(bytes / partitions);

@@ -13,8 +13,8 @@ VectorEngine::VectorEngine(sc_core::sc_module_name name, const PeConfig& cfg)
 
 bool VectorEngine::copy(const Instruction& ins) {
     sc_core::sc_time op = to_sc(cfg_.vector_op_time(ins.n_free));
-    sc_core::sc_time rd = operands_.psum_read.run(psum_socket, false, 0, ins.partitions, 0, ins.psum_bytes);
-    sc_core::sc_time wr = operands_.write.run(sbuf_socket, true, 0, ins.partitions, ins.offset, ins.bytes);
+    sc_core::sc_time rd = operands_.psum_read.run(psum_socket, false, ins.partition, ins.partitions, 0, ins.psum_bytes);
+    sc_core::sc_time wr = operands_.write.run(sbuf_socket, true, ins.partition, ins.partitions, ins.offset, ins.bytes);
     sc_core::sc_time d = std::max(op, std::max(rd, wr));
     ops_.add(1);
     busy_ns_.add(ns(d));
@@ -25,8 +25,7 @@ bool VectorEngine::copy(const Instruction& ins) {
 bool VectorEngine::op(const Instruction& ins) {
     sc_core::sc_time d = to_sc(cfg_.vector_op_time(ins.n_free, ins.inputs));
     bool ok = true;
-    d = operands_.run(psum_socket, sbuf_socket, d, ins.partitions, ins.offset, ins.psum_bytes, ins.sbuf_read_bytes,
-                      ins.bytes, ok);
+    d = operands_.run(psum_socket, sbuf_socket, d, ins, ok);
     ops_.add(1);
     busy_ns_.add(ns(d));
     sc_core::wait(d);

@@ -265,12 +265,6 @@ void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores) {
         sc_core::wait(done);
 }
 
-// Peak of one core's tensor engine for the dtype: rows x cols MACs per cycle (fp32 at 1/passes).
-static double core_peak_flops(const PeConfig& pe, Dtype d) {
-    double peak = 2.0 * pe.tensor_rows * pe.tensor_cols * pe.tensor_clock.hz;
-    return d == Dtype::Fp32 ? peak / pe.fp32_passes : peak;
-}
-
 nlohmann::json GemmTestbench::multicore_results() const {
     nlohmann::json r;
     const GemmWorkload& t = part_.tile;
@@ -288,7 +282,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     const PlatformConfig& c = *platform_;
     double start = 1e300, end = 0, bytes = 0;
     nlohmann::json per_core = nlohmann::json::array();
-    double core_peak = core_peak_flops(c.pe, w_.dtype);
+    double core_peak = c.pe.peak_flops(w_.dtype);
     double core_flops = part_.flops() / part_.cores;
     for (auto& k : cores_) {
         start = std::min(start, k.record.launch_ns);
