@@ -43,10 +43,17 @@ def ctx():
 
 
 class _Frame:
-    __slots__ = ("value", "t", "trip")
+    __slots__ = ("value", "t", "trip", "start")
 
-    def __init__(self, value, t, trip):
-        self.value, self.t, self.trip = value, t, trip
+    def __init__(self, value, t, trip, start):
+        self.value, self.t, self.trip, self.start = value, t, trip, start
+
+
+class _Zeroing:
+    """A memset of 0 over a whole buffer copy, and where it sits (see first_accumulation)."""
+
+    def __init__(self, instr, body, depth):
+        self.instr, self.body, self.depth = instr, body, depth
 
 
 class KernelContext:
@@ -133,7 +140,7 @@ class KernelContext:
     def _concrete_loop(self, start, step, trip):
         for t in range(trip):
             self._boundary()
-            frame = _Frame(start + step * t, t, trip)
+            frame = _Frame(start + step * t, t, trip, start)
             self.frames.append(frame)
             try:
                 yield frame.value
@@ -157,7 +164,7 @@ class KernelContext:
         first_lo, first_hi = ex.bounds(start)
         ex.RANGES[name] = (first_lo, first_hi + step * (ex.bounds(trip)[1] - 1))
         v = ex.var(name)
-        self.frames.append(_Frame(v, ex.floordiv(v - start, step), trip))
+        self.frames.append(_Frame(v, ex.floordiv(v - start, step), trip, start))
         try:
             yield v
         finally:
@@ -204,6 +211,7 @@ class KernelContext:
             bufs, copy = 1, 0
         buf = Buffer(hint, memory, partitions, shape, dtype, bufs)
         buf.producer = None
+        buf.zeroing = None
         buf.line = self.line()
         buf.temp = temp
         buf.read = False
@@ -262,6 +270,7 @@ class KernelContext:
             written = key in writes
             if isinstance(operand, OnChip):
                 operand.buffer.used = True
+                operand.buffer.zeroing = None
                 if written:
                     operand.buffer.producer = instr
                     operand.buffer.load_src = None
@@ -295,6 +304,26 @@ class KernelContext:
                 f"'{key}' uses the loop variable '{sorted(stale)[0]}' outside its loop: a tile allocated "
                 "inside an affine_range/sequential_range loop lives for one iteration (allocate it before "
                 "the loop to keep it)")
+
+    def zeroed(self, view, instr):
+        """`instr` (just emitted) set the whole of view's buffer copy to 0."""
+        if self.last_mask is None and view.operand().is_whole():
+            view.buffer.zeroing = _Zeroing(instr, self.bodies[-1], len(self.frames))
+
+    def first_accumulation(self, view):
+        """If view's buffer copy was zeroed and nothing touched it since, the start flag of a matmul
+        accumulating into it now: 1 on the first iteration of the loops opened since the zeroing,
+        else 0 (1 outside such loops) — and the zeroing memset goes, the first matmul overwriting
+        instead (0 + x is x exactly). None otherwise."""
+        z = getattr(view.buffer, "zeroing", None)
+        if z is None or not view.operand().is_whole():
+            return None
+        start = 1
+        for frame in self.frames[z.depth:]:
+            start = ex.logical("and", start, ex.compare("==", frame.value, frame.start))
+        if self.mode == "trace":
+            z.body.remove(z.instr)
+        return start
 
     def can_retarget(self, view):
         """Whether `view` is the untouched result of the open instruction (so that instruction can

@@ -286,12 +286,24 @@ def compare(op, a, b):
     return _as_atom_expr(op, (a, b))
 
 
+def _is_boolean(x):
+    """A 0/1-valued expression: a comparison or a logical operation."""
+    return (isinstance(x, Expr) and len(x.terms) == 1 and x.terms[0][1] == 1 and not x.const and
+            x.terms[0][0].kind in (*_CMP_OPS, "and", "or", "not"))
+
+
 def logical(op, *args):
     """'and', 'or' (two arguments) or 'not' (one), on 0/1 expressions."""
     if all(not isinstance(a, Expr) for a in args):
         if op == "not":
             return int(not args[0])
         return int(bool(args[0]) and bool(args[1])) if op == "and" else int(bool(args[0]) or bool(args[1]))
+    if op != "not":
+        for known, other in ((args[0], args[1]), (args[1], args[0])):
+            if not isinstance(known, Expr) and _is_boolean(other):
+                if op == "and":
+                    return other if known else 0
+                return 1 if known else other
     return _as_atom_expr(op, tuple(args))
 
 

@@ -195,12 +195,15 @@ def negative(x, dtype=None, mask=None):
 
 
 def inplace(target, value, op):
-    """target <op>= value, written into target (`psum += nl.matmul(...)` accumulates in PSUM)."""
+    """target <op>= value, written into target. `psum += nl.matmul(...)` accumulates in PSUM
+    (start 0); into a freshly zeroed PSUM tile the accumulation starts on the first iteration
+    instead of after the memset (context.first_accumulation)."""
     c = ctx()
     if (op == "add" and isinstance(value, TileView) and target.memory == "psum" and c.can_retarget(value)
-            and c.last.op == "matmul" and target.partitions == value.partitions
+            and c.last.op == "matmul" and c.last_mask is None and target.partitions == value.partitions
             and target.free_size == value.free_size):
-        c.retarget(value, target, start=0)
+        start = c.first_accumulation(target)
+        c.retarget(value, target, start=0 if start is None else start)
         return target
     binary(target, value, op, out=target)
     return target
@@ -248,7 +251,10 @@ def copy(src, dtype=None, engine="vector", out=None, mask=None):
 def memset(dst, value, mask=None):
     if isinstance(value, ex.Expr) or not isinstance(value, (int, float)) or isinstance(value, bool):
         raise NkiError(f"a fill value is a constant number, got {describe(value)}")
-    ctx().emit("memset", {"dst": dst, "value": float(value)}, mask=mask)
+    c = ctx()
+    instr = c.emit("memset", {"dst": dst, "value": float(value)}, mask=mask)
+    if value == 0:
+        c.zeroed(dst, instr)
     return dst
 
 

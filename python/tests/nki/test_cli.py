@@ -35,7 +35,7 @@ class CommandLine(unittest.TestCase):
                                           "--arg", "rhs=bf16[256,1024]")
         self.assertEqual(code, 0)
         ops = [line for line in stdout.splitlines() if '"op": ' in line]
-        self.assertEqual(len(ops), 6)
+        self.assertEqual(len(ops), 5)
         self.assertTrue(all(line.count('"op": ') == 1 for line in ops))
 
     def test_explicit_tolerances_and_seed_change_the_check(self):

@@ -25,13 +25,34 @@ class Loops(unittest.TestCase):
         nest = [(d, n["loop"], n["trip"], n["kind"]) for d, n in loops(doc["body"])]
         self.assertEqual(nest, [(0, "m", 32, "affine"), (1, "n", 16, "affine"), (2, "k", 64, "affine")])
         instrs = support.instructions(doc["body"])
-        self.assertEqual([i["op"] for i in instrs], ["memset", "dma", "dma", "matmul", "tensor_copy", "dma"])
-        lhs_load = instrs[1]
+        self.assertEqual([i["op"] for i in instrs], ["dma", "dma", "matmul", "tensor_copy", "dma"])
+        lhs_load = instrs[0]
         # lhsT[k*128:(k+1)*128, m*128:(m+1)*128]: offset affine in k and m, rows of 4096 elements.
         self.assertEqual(lhs_load["src"], {"tensor": "lhsT", "offset": "k * 524288 + m * 128",
                                            "ap": [[4096, 128], [1, 128]]})
-        self.assertEqual(instrs[3]["start"], 0)  # acc += matmul accumulates into the zeroed PSUM tile
+        # acc = nl.zeros(psum); acc += matmul: the first k overwrites, the others accumulate, no memset.
+        self.assertEqual(instrs[2]["start"], "k == 0")
         self.assertLess(len(json.dumps(doc)), 4000)
+
+    def test_the_zeroing_memset_stays_when_the_psum_tile_is_read_first_or_partly_accumulated(self):
+        path = support.write_kernel("""
+            def k(a, b):
+                out = nl.ndarray((128, 512), nl.float32, buffer=nl.shared_hbm)
+                read_first = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+                partly = nl.zeros((128, 512), nl.float32, buffer=nl.psum)
+                seen = nl.copy(read_first)
+                for k in nl.affine_range(2):
+                    at = nl.load(a[k * 128:(k + 1) * 128, :])
+                    bt = nl.load(b[k * 128:(k + 1) * 128, :])
+                    read_first += nl.matmul(at, bt, transpose_x=True)
+                    partly[:, 0:256] += nl.matmul(at, bt[:, 0:256], transpose_x=True)
+                nl.store(out, value=read_first + partly + seen)
+                return out
+            """)
+        doc, _, _ = support.trace(path, "k", "a=fp32[256,128]", "b=fp32[256,512]")
+        instrs = support.instructions(doc["body"])
+        self.assertEqual([i["op"] for i in instrs[:3]], ["memset", "memset", "tensor_copy"])
+        self.assertEqual([i["start"] for i in instrs if i["op"] == "matmul"], [0, 0])
 
     def test_sequential_range_is_a_sequential_loop_and_static_range_unrolls(self):
         path = support.write_kernel("""
