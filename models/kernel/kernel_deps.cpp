@@ -78,8 +78,8 @@ void DependencyTracker::visit(const Step& s, uint32_t sem, uint64_t ordinal, boo
             chip.push_back({&s.dst, false});
         chip.push_back({&s.dst, true});
     }
-    if (s.has_reduce_dst)
-        chip.push_back({&s.reduce_dst, true});
+    for (int d = 0; d < s.n_more_dst; ++d)
+        chip.push_back({&s.more_dst[size_t(d)], true});
     for (auto& [a, write] : chip)
         check(records_of(*a), record(*a, write, sem, ordinal));
     Record h{};

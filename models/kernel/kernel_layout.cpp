@@ -84,7 +84,8 @@ Layout make_layout(const KernelProgram& p, const PeConfig& pe, uint32_t max_grid
                 throw KernelError(fmt::format("{}: {}: buffer '{}' is too large for a partition", f, b.path, b.name));
         }
         bl.copy_bytes = n * bl.elem_bytes;
-        uint64_t& used = b.memory == Memory::Sbuf ? l.sbuf_bytes : l.psum_bytes;
+        uint64_t staging = 0;
+        uint64_t& used = b.memory == Memory::Sbuf ? l.sbuf_bytes : b.memory == Memory::Psum ? l.psum_bytes : staging;
         if (b.memory == Memory::Psum) {
             // A copy lies inside one bank (a matmul accumulates within a bank): copies start on a
             // bank boundary unless several fit in one bank.

@@ -129,14 +129,20 @@ void Lowerer::fill(const Step& s, Unit unit, Instruction& out) const {
         break;
     }
     case KernelOp::Fetch: {
-        const ChipAccess& src = s.reads[0];
+        // One SBUF access for every staged operand: their bytes over the widest partition range.
         out.op = nctlm::Op::Fetch;
-        out.bytes = src.bytes();
-        out.partitions = src.np;
-        out.partition = src.p0;
-        out.offset = src.b0;
-        out.shape[0] = src.np;
-        out.shape[1] = clamp32(src.elements);
+        out.partition = s.reads[0].p0;
+        out.offset = s.reads[0].b0;
+        uint32_t end = 0;
+        for (int r = 0; r < s.n_reads; ++r) {
+            const ChipAccess& a = s.reads[size_t(r)];
+            out.bytes += a.bytes();
+            out.partition = std::min(out.partition, a.p0);
+            end = std::max(end, a.p0 + a.np);
+        }
+        out.partitions = end - out.partition;
+        out.shape[0] = out.partitions;
+        out.shape[1] = clamp32(out.bytes / std::max(1u, out.partitions));
         break;
     }
     case KernelOp::Barrier:
@@ -167,7 +173,9 @@ void Lowerer::fill(const Step& s, Unit unit, Instruction& out) const {
         out.partitions = parts;
         out.partition = s.dst.p0;
         out.offset = s.dst.b0;
-        out.bytes = s.dst.bytes() + (s.has_reduce_dst ? s.reduce_dst.bytes() : 0);
+        out.bytes = s.dst.bytes();
+        for (int d = 0; d < s.n_more_dst; ++d)
+            out.bytes += s.more_dst[size_t(d)].bytes();
         out.write_psum = s.dst.memory == Memory::Psum;
         out.dtype = p_.buffers[size_t(s.dst.buffer)].type.dtype;
         out.shape[0] = parts;
@@ -232,6 +240,23 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
     return false;
 }
 
+KernelCounts& KernelCounts::operator+=(const KernelCounts& o) {
+    for (size_t u = 0; u < per_unit.size(); ++u)
+        per_unit[u] += o.per_unit[u];
+    for (auto& [op, n] : o.per_op)
+        per_op[op] += n;
+    instructions += o.instructions;
+    flops += o.flops;
+    for (auto& [d, f] : o.flops_by_dtype)
+        flops_by_dtype[d] += f;
+    dma_bytes_in += o.dma_bytes_in;
+    dma_bytes_out += o.dma_bytes_out;
+    descriptors += o.descriptors;
+    tiles = std::max(tiles, o.tiles);
+    semaphores = std::max(semaphores, o.semaphores);
+    return *this;
+}
+
 KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
                           const LoweringOptions& o) {
     KernelCounts c;
@@ -244,6 +269,10 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
         copies += b.bufs;
     }
     std::vector<bool> written(copies, false);
+    for (size_t b = 0; b < l.buffers.size(); ++b)
+        if (p.buffers[b].resident)
+            for (uint32_t c = 0; c < l.buffers[b].bufs; ++c)
+                written[copy_base[b] + c] = true;
     Instruction ins;
     uint64_t index = 0;
     while (lower.next(ins, index)) {
@@ -262,15 +291,15 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
         auto mark = [&](const ChipAccess& a) { written[copy_base[size_t(a.buffer)] + a.copy] = true; };
         if (s.has_dst)
             mark(s.dst);
-        if (s.has_reduce_dst)
-            mark(s.reduce_dst);
+        for (int d = 0; d < s.n_more_dst; ++d)
+            mark(s.more_dst[size_t(d)]);
         // Shapes the engines take.
         switch (in.op) {
         case KernelOp::Matmul: {
             const ChipAccess &st = s.reads[0], &mv = s.reads[1];
             const ElemType &ts = p.buffers[size_t(st.buffer)].type, &tm = p.buffers[size_t(mv.buffer)].type;
-            if (st.memory != Memory::Sbuf || mv.memory != Memory::Sbuf)
-                fail(p, s, "stationary and moving are read from SBUF");
+            if (st.memory == Memory::Psum || mv.memory == Memory::Psum)
+                fail(p, s, "stationary and moving are read from SBUF (or a staging buffer a fetch filled)");
             if (s.dst.memory != Memory::Psum)
                 fail(p, s, "a matmul writes PSUM");
             if (ts.name != tm.name)
@@ -305,8 +334,15 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
             break;
         }
         case KernelOp::Fetch:
-            if (s.reads[0].memory != Memory::Sbuf)
-                fail(p, s, "fetch reads SBUF");
+            for (int r = 0; r < s.n_reads; ++r) {
+                const ChipAccess& src = s.reads[size_t(r)];
+                const ChipAccess& dst = r == 0 ? s.dst : s.more_dst[size_t(r - 1)];
+                if (src.memory != Memory::Sbuf || dst.memory != Memory::Staging)
+                    fail(p, s, "a fetch reads SBUF into a staging buffer");
+                if (src.bytes() != dst.bytes())
+                    fail(p, s, fmt::format("operand {} moves {} B from SBUF into a {} B staging box", r, src.bytes(),
+                                           dst.bytes()));
+            }
             break;
         case KernelOp::Dma:
             (s.hbm_write ? c.dma_bytes_out : c.dma_bytes_in) += s.hbm.bytes();
@@ -315,6 +351,11 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
         case KernelOp::Barrier:
             break;
         default:
+            for (int r = 0; r < s.n_reads; ++r)
+                if (s.reads[size_t(r)].memory == Memory::Staging)
+                    fail(p, s, "staging buffers belong to the tensor engine: fetch fills them, matmul reads them");
+            if (s.has_dst && s.dst.memory == Memory::Staging)
+                fail(p, s, "staging buffers belong to the tensor engine: fetch fills them, matmul reads them");
             if (s.has_dst) {
                 // Operands move lane by lane: the same partitions, and full-size operands the size of the work.
                 for (int r = 0; r < s.n_reads; ++r) {

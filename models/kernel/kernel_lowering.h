@@ -32,6 +32,7 @@ struct KernelCounts {
     uint64_t dma_bytes_in = 0, dma_bytes_out = 0, descriptors = 0;
     uint64_t tiles = 0;                      // largest "tile" + 1 (0: no tile hints)
     uint32_t semaphores = 0;
+    KernelCounts& operator+=(const KernelCounts& o);  // sums (tiles and semaphores: the larger)
 };
 
 // One instance's instruction stream in program order.

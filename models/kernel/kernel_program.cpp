@@ -20,6 +20,8 @@ const char* memory_name(Memory m) {
         return "psum";
     case Memory::Hbm:
         return "hbm";
+    case Memory::Staging:
+        return "staging";
     }
     return "?";
 }
@@ -79,7 +81,7 @@ const std::map<KernelOp, std::vector<std::string>>& op_keys() {
         {KernelOp::Dma, {"dst", "src", "queue", "descriptor_bytes", "spread", "prebuilt"}},
         {KernelOp::Matmul, {"dst", "stationary", "moving", "start", "stop"}},
         {KernelOp::Transpose, {"dst", "src"}},
-        {KernelOp::Fetch, {"src"}},
+        {KernelOp::Fetch, {"dst", "src"}},
         {KernelOp::TensorCopy, {"dst", "src", "engine"}},
         {KernelOp::TensorTensor, {"dst", "in0", "in1", "operator", "engine"}},
         {KernelOp::TensorScalar, {"dst", "src", "operator0", "operand0", "operator1", "operand1", "engine"}},
@@ -161,6 +163,13 @@ private:
         if (!ok || reserved.count(name))
             fail(path, "'" + name + "' is not a usable name (letters, digits, '_'; not pid/min/max/and/or/not)");
     }
+    // A JSON integer in [lo, hi] (signed or unsigned in the parser's eyes).
+    uint64_t whole(const json& j, const std::string& path, int64_t lo, int64_t hi, const char* what) const {
+        if (!j.is_number_integer() || (j.is_number_unsigned() ? j.get<uint64_t>() > uint64_t(hi)
+                                                               : j.get<int64_t>() < lo || j.get<int64_t>() > hi))
+            fail(path, what);
+        return j.get<uint64_t>();
+    }
     const json& array(const json& j, const std::string& path) const {
         if (!j.is_array())
             fail(path, "expected a list");
@@ -227,9 +236,9 @@ private:
                 t.placement = Placement::Local;
             } else if (pl.is_string() && pl == "interleaved") {
                 t.placement = Placement::Interleaved;
-            } else if (pl.is_object() && pl.size() == 1 && pl.contains("stack") && pl["stack"].is_number_unsigned()) {
+            } else if (pl.is_object() && pl.size() == 1 && pl.contains("stack")) {
                 t.placement = Placement::Stack;
-                t.stack = uint32_t(std::min<uint64_t>(pl["stack"].get<uint64_t>(), UINT32_MAX));
+                t.stack = uint32_t(whole(pl["stack"], path + "/placement/stack", 0, 1 << 16, "a stack number"));
             } else {
                 fail(path + "/placement", "placement is \"local\", \"interleaved\" or {\"stack\": K}");
             }
@@ -244,7 +253,7 @@ private:
     void buffer(const json& j, const std::string& path) {
         if (!j.is_object())
             fail(path, "a buffer is an object");
-        check_keys(j, path, {"name", "memory", "partitions", "shape", "dtype", "bufs"});
+        check_keys(j, path, {"name", "memory", "partitions", "shape", "dtype", "bufs", "resident"});
         Buffer b;
         b.path = path;
         b.name = string(field(j, "name", path), path + "/name");
@@ -260,14 +269,21 @@ private:
             b.memory = Memory::Sbuf;
         else if (mem == "psum")
             b.memory = Memory::Psum;
+        else if (mem == "staging")
+            b.memory = Memory::Staging;
         else
-            fail(path + "/memory", "memory is sbuf or psum, not '" + mem + "'");
+            fail(path + "/memory", "memory is sbuf, psum or staging, not '" + mem + "'");
         b.partitions = expr(field(j, "partitions", path), path + "/partitions");
         const json& shape = array(field(j, "shape", path), path + "/shape");
         for (size_t i = 0; i < shape.size(); ++i)
             b.shape.push_back(expr(shape[i], fmt::format("{}/shape/{}", path, i)));
         b.type = dtype(field(j, "dtype", path), path + "/dtype");
         b.bufs = j.contains("bufs") ? expr(j["bufs"], path + "/bufs") : Expr::constant(1);
+        if (j.contains("resident")) {
+            if (!j["resident"].is_boolean())
+                fail(path + "/resident", "expected true or false");
+            b.resident = j["resident"].get<bool>();
+        }
         p_.buffers.push_back(std::move(b));
     }
     int find_buffer(const std::string& name) const {
@@ -435,17 +451,11 @@ private:
         case KernelOp::Dma:
             in.dst = need("dst");
             in.reads.push_back(need("src"));
-            if (j.contains("queue") && !(j["queue"].is_string() && j["queue"] == "auto")) {
-                if (!j["queue"].is_number_unsigned() || j["queue"].get<uint64_t>() > 4096)
-                    fail(path + "/queue", "queue is a DMA queue number or \"auto\"");
-                in.queue = int(j["queue"].get<uint64_t>());
-            }
-            if (j.contains("descriptor_bytes")) {
-                if (!j["descriptor_bytes"].is_number_unsigned() || j["descriptor_bytes"].get<uint64_t>() == 0 ||
-                    j["descriptor_bytes"].get<uint64_t>() > (1u << 20))
-                    fail(path + "/descriptor_bytes", "descriptor_bytes is a byte count in 1 .. 1 MiB");
-                in.descriptor_bytes = j["descriptor_bytes"].get<uint64_t>();
-            }
+            if (j.contains("queue") && !(j["queue"].is_string() && j["queue"] == "auto"))
+                in.queue = int(whole(j["queue"], path + "/queue", 0, 4095, "queue is a DMA queue number or \"auto\""));
+            if (j.contains("descriptor_bytes"))
+                in.descriptor_bytes = whole(j["descriptor_bytes"], path + "/descriptor_bytes", 1, 1 << 20,
+                                            "descriptor_bytes is a byte count in 1 .. 1 MiB");
             for (auto [key, flag] : {std::pair<const char*, bool*>{"spread", &in.spread}, {"prebuilt", &in.prebuilt}})
                 if (j.contains(key)) {
                     if (!j[key].is_boolean())
@@ -467,10 +477,29 @@ private:
             in.reads.push_back(need("src"));
             in.engine = Engine::Tensor;
             break;
-        case KernelOp::Fetch:
-            in.reads.push_back(need("src"));
+        case KernelOp::Fetch: {
+            // One operand or a list of them, each into its staging destination, in one SBUF access.
+            const json &src = field(j, "src", path), &dst = field(j, "dst", path);
+            if (src.is_array() != dst.is_array() || (src.is_array() && src.size() != dst.size()))
+                fail(path, "a fetch has one src and one dst, or lists of the same length");
+            if (src.is_array()) {
+                if (src.empty() || src.size() > 4)
+                    fail(path + "/src", "a fetch stages 1 to 4 operands");
+                for (size_t i = 0; i < src.size(); ++i) {
+                    in.reads.push_back(operand(src[i], fmt::format("{}/src/{}", path, i)));
+                    Operand d = operand(dst[i], fmt::format("{}/dst/{}", path, i));
+                    if (i == 0)
+                        in.dst = d;
+                    else
+                        in.more_dst.push_back(d);
+                }
+            } else {
+                in.reads.push_back(need("src"));
+                in.dst = need("dst");
+            }
             in.engine = Engine::Tensor;
             break;
+        }
         case KernelOp::TensorCopy:
             in.dst = need("dst");
             in.reads.push_back(need("src"));
@@ -527,7 +556,8 @@ private:
                 else if (o.kind == Operand::Kind::Hbm)
                     fail(path + "/" + k, "scale and bias are numbers or on-chip operands");
             }
-            in.reduce_dst = maybe("reduce");
+            if (j.contains("reduce"))
+                in.more_dst.push_back(need("reduce"));
             in.what = text("func", "copy");
             in.engine = Engine::Scalar;
             break;
@@ -540,9 +570,8 @@ private:
             break;
         }
         }
-        for (const Operand* o : {&in.dst, &in.reduce_dst})
-            if (o->kind == Operand::Kind::Number)
-                fail(path, "a destination is an operand, not a number");
+        if (in.dst.kind == Operand::Kind::Number)
+            fail(path, "a destination is an operand, not a number");
         node.kind = Node::Kind::Instr;
         node.instr = int(p_.instrs.size());
         p_.instrs.push_back(std::move(in));

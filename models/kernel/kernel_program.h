@@ -16,7 +16,7 @@ namespace nctlm::kernel {
 
 inline constexpr int kFormatVersion = 1;
 
-enum class Memory { Sbuf, Psum, Hbm };
+enum class Memory { Sbuf, Psum, Hbm, Staging };
 const char* memory_name(Memory m);
 
 // An element type: the PE's Dtype for engine costs, plus int32 (moves like fp32, no matmul).
@@ -45,6 +45,7 @@ struct Buffer {
     Expr partitions, bufs;
     std::vector<Expr> shape;  // free dimensions of one partition
     ElemType type;
+    bool resident = false;    // holds data an earlier kernel left (weights): may be read before written
 };
 
 // An instruction operand. Chip: a box of one copy of an SBUF/PSUM buffer. Hbm: an access
@@ -80,7 +81,7 @@ struct Instr {
     Engine engine = Engine::Vector;
     Operand dst;
     std::vector<Operand> reads;  // in role order (see op_reads in kernel_program.cpp)
-    Operand reduce_dst;          // activation: the per-partition sum along the free axis
+    std::vector<Operand> more_dst;  // fetch: the other staged operands; activation: the free-axis sum (reduce)
     Expr start, stop;            // matmul: 1 overwrites dst, 0 accumulates; stop is informational
     int queue = -1;              // dma: -1 automatic
     uint64_t descriptor_bytes = 0;

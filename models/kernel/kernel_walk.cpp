@@ -195,10 +195,10 @@ bool Walker::next(Step& out) {
             out.dst = chip(in.dst, in, "dst");
             out.has_dst = true;
         }
-        if (in.reduce_dst.present()) {
-            out.reduce_dst = chip(in.reduce_dst, in, "reduce");
-            out.has_reduce_dst = true;
-        }
+        if (in.more_dst.size() > out.more_dst.size())
+            fail(in, "too many destinations");
+        for (const Operand& d : in.more_dst)
+            out.more_dst[size_t(out.n_more_dst++)] = chip(d, in, "dst");
         if (in.op == KernelOp::Matmul)
             out.accumulate = eval(in.start, in.path + "/start") == 0;
         return true;

@@ -42,8 +42,10 @@ struct HbmAccess {
 struct Step {
     const Instr* ins = nullptr;
     uint64_t index = 0;       // in program order
-    ChipAccess dst, reduce_dst;
-    bool has_dst = false, has_reduce_dst = false;
+    ChipAccess dst;
+    bool has_dst = false;
+    std::array<ChipAccess, 3> more_dst{};  // fetch: further staged operands; activation: its reduce
+    int n_more_dst = 0;
     std::array<ChipAccess, 4> reads{};
     int n_reads = 0;
     HbmAccess hbm;

@@ -12,10 +12,6 @@
 
 namespace nctlm {
 
-const char* unit_name(Unit u) {
-    static const char* names[kUnits] = {"dma_in", "fetch", "tensor", "vector", "dma_out", "scalar", "sync"};
-    return names[int(u)];
-}
 
 ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg)
     : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg), scalar("scalar", cfg),

@@ -20,7 +20,6 @@ const FieldList<KernelTestbenchConfig>& KernelTestbenchConfig::fields() {
 }
 
 namespace {
-uint64_t round_up(uint64_t x, uint64_t to) { return (x + to - 1) / to * to; }
 
 // The engines whose busy time the PE's stats keep, by their report name.
 struct EngineStat {
@@ -67,57 +66,13 @@ void KernelTestbench::configure(const ConfigTree& tree) {
                 }
             }
         }
-        uint32_t max_grid = (pc.platform.tiles - tb_.first_tile - 1) / tb_.core_stride + 1;
-        layout_ = std::make_shared<kernel::Layout>(kernel::make_layout(*program_, pc.pe, max_grid));
-        lowering_.dma_queues = pc.dma.queues;
-        lowering_.descriptor_bytes = pc.pe.dma_descriptor_bytes;
-        // Every instance's whole program, checked and counted before anything runs.
-        instances_.clear();
-        for (uint32_t i = 0; i < layout_->grid; ++i) {
-            Instance& in = instances_.emplace_back();
-            in.tile = tb_.first_tile + i * tb_.core_stride;
-            in.counts = kernel::check_kernel(*program_, *layout_, i, pc.pe, lowering_);
-        }
     } catch (const KernelError& e) {
         throw ConfigError(e.what());
     }
-}
-
-void KernelTestbench::place_tensors(Platform& p) {
-    const HbmConfig& h = p.config.hbm;
-    const uint64_t align = h.interleave * h.pseudo_channels;
-    std::vector<uint64_t> used(h.stacks, 0);
-    uint64_t interleaved = 0;
-    for (size_t t = 0; t < program_->tensors.size(); ++t) {
-        const kernel::Tensor& tensor = program_->tensors[t];
-        kernel::TensorLayout& tl = layout_->tensors[t];
-        tl.base.clear();
-        uint32_t copies = tensor.per_instance ? layout_->grid : 1;
-        for (uint32_t c = 0; c < copies; ++c) {
-            uint64_t size = round_up(tl.bytes, align);
-            if (tensor.placement == kernel::Placement::Interleaved) {
-                if (interleaved + size > p.address_map.total_bytes())
-                    throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) does not fit the interleaved window ({} left)",
-                                                  program_->file, tensor.path, tensor.name, format_bytes(tl.bytes),
-                                                  format_bytes(p.address_map.total_bytes() - interleaved)));
-                tl.base.push_back(p.address_map.interleaved_base() + interleaved);
-                interleaved += size;
-                continue;
-            }
-            uint32_t stack = tensor.placement == kernel::Placement::Stack ? tensor.stack
-                                                                           : p.local_stack(instances_[c].tile);
-            if (stack >= h.stacks)
-                throw ConfigError(fmt::format("{}: {}/placement: stack {} but the platform has {} stacks", program_->file,
-                                              tensor.path, stack, h.stacks));
-            if (used[stack] + size > h.stack_capacity)
-                throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) does not fit HBM stack {} ({} of {} used by the "
-                                              "tensors before it)",
-                                              program_->file, tensor.path, tensor.name, format_bytes(tl.bytes), stack,
-                                              format_bytes(used[stack]), format_bytes(h.stack_capacity)));
-            tl.base.push_back(p.stack_address(stack, used[stack]));
-            used[stack] += size;
-        }
-    }
+    launch_ = KernelLaunch(program_, pc, tb_.first_tile, tb_.core_stride);
+    instances_.clear();
+    for (uint32_t i = 0; i < launch_.instances(); ++i)
+        instances_.emplace_back().tile = launch_.tile(i);
 }
 
 void KernelTestbench::build(Platform& p) {
@@ -125,12 +80,12 @@ void KernelTestbench::build(Platform& p) {
     platform_name_ = p.config.platform.name;
     hbm_peak_ = p.config.hbm.stack_bandwidth().bytes_per_s * p.config.hbm.stacks;
     memory_ = MemorySystemNames::of(p);
-    place_tensors(p);
+    launch_.place(p);
     for (size_t i = 0; i < instances_.size(); ++i) {
         Instance& in = instances_[i];
         ProcessingElement& pe = p.tiles[in.tile].pe;
         in.pe = pe.name();
-        in.program = kernel::make_kernel_program(program_, layout_, uint32_t(i), pe_, lowering_, in.counts);
+        in.program = launch_.pe_program(uint32_t(i));
         if (instances_.size() > 1)
             in.program.barrier = [this] { barrier(); };
         sc_core::sc_spawn(
@@ -158,15 +113,15 @@ void KernelTestbench::barrier() {
 uint64_t KernelTestbench::memory_estimate() const {
     // Per instance: the per-tile stage records, and per unit a lowering (its loop stack and the
     // dependency records, bounded per buffer copy and tensor).
+    if (!program_)
+        return 0;
     uint64_t copies = 0;
-    if (layout_)
-        for (auto& b : layout_->buffers)
-            copies += b.bufs;
-    uint64_t tensors = program_ ? program_->tensors.size() : 0;
-    uint64_t per_lowering = (copies + tensors) * kernel::DependencyTracker::kMaxRecords * 48 + 64 * 1024;
+    for (auto& b : launch_.layout().buffers)
+        copies += b.bufs;
+    uint64_t per_lowering = (copies + program_->tensors.size()) * kernel::DependencyTracker::kMaxRecords * 48 + 64 * 1024;
     uint64_t total = 0;
-    for (auto& in : instances_)
-        total += in.counts.tiles * sizeof(std::array<Interval, kStages>) + kUnits * per_lowering;
+    for (uint32_t i = 0; i < launch_.instances(); ++i)
+        total += launch_.counts(i).tiles * sizeof(std::array<Interval, kStages>) + kUnits * per_lowering;
     return total;
 }
 
@@ -193,19 +148,8 @@ nlohmann::json KernelTestbench::results() const {
     const double wall = end - start;
     // Per engine: the busiest instance's busy time; every instance's instruction count.
     kernel::KernelCounts total;
-    for (auto& in : instances_) {
-        for (int u = 0; u < kUnits; ++u)
-            total.per_unit[size_t(u)] += in.counts.per_unit[size_t(u)];
-        for (auto& [op, n] : in.counts.per_op)
-            total.per_op[op] += n;
-        total.flops += in.counts.flops;
-        for (auto& [d, f] : in.counts.flops_by_dtype)
-            total.flops_by_dtype[d] += f;
-        total.dma_bytes_in += in.counts.dma_bytes_in;
-        total.dma_bytes_out += in.counts.dma_bytes_out;
-        total.descriptors += in.counts.descriptors;
-        total.instructions += in.counts.instructions;
-    }
+    for (uint32_t i = 0; i < launch_.instances(); ++i)
+        total += launch_.counts(i);
     std::vector<ResourceUse> use;
     nlohmann::json engines = nlohmann::json::object();
     const std::pair<const char*, Unit> units[] = {{"tensor", Unit::Tensor},

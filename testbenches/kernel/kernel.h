@@ -6,8 +6,8 @@
 // peak, instruction counts and the resource that binds.
 #pragma once
 
-#include "models/kernel/kernel_lowering.h"
 #include "models/pe/processing_element.h"
+#include "testbenches/kernel/kernel_launch.h"
 #include "testbenches/resource_use.h"
 #include "testbenches/testbench.h"
 
@@ -35,20 +35,17 @@ public:
 private:
     struct Instance {
         uint32_t tile = 0;
-        kernel::KernelCounts counts;
         Program program;
         PeRunRecord record;
         bool finished = false;
         std::string pe;
     };
-    void place_tensors(Platform& p);
     void barrier();
 
     std::string file_;
     KernelTestbenchConfig tb_;
     std::shared_ptr<kernel::KernelProgram> program_;
-    std::shared_ptr<kernel::Layout> layout_;
-    kernel::LoweringOptions lowering_;
+    KernelLaunch launch_;
     std::deque<Instance> instances_;
     PeConfig pe_;
     std::string platform_name_;
