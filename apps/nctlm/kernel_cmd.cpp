@@ -4,6 +4,7 @@
 // are taken here; every other option goes to the run.
 #include "apps/nctlm/cli.h"
 #include "models/common/config.h"
+#include "models/pe/pe_config.h"
 #include "platforms/shipped_configs.h"
 
 #include <cstdlib>
@@ -67,7 +68,11 @@ int kernel_command(const std::vector<std::string>& args) {
     std::string spec = args[0], output;
     if (spec.find("::") == std::string::npos || spec[0] == '-')
         throw ConfigError("nctlm kernel: the first argument is FILE.py::FUNCTION, not '" + spec + "'\n" + kKernelUsage);
-    std::vector<std::string> tracer = {"python3", "-m", "nctlm.nki", spec}, run;
+    // Debian's python3 (with numpy for --check) unless NCTLM_PYTHON names another.
+    std::string interpreter = std::getenv("NCTLM_PYTHON") ? std::getenv("NCTLM_PYTHON")
+                              : fs::exists("/usr/bin/python3")   ? "/usr/bin/python3"
+                                                                 : "python3";
+    std::vector<std::string> tracer = {interpreter, "-m", "nctlm.nki", spec}, run;
     bool check = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -84,6 +89,26 @@ int kernel_command(const std::vector<std::string>& args) {
             output = value(a);
         } else {
             run.push_back(a);
+        }
+    }
+    // The tracer fits its buffers into this platform's SBUF and PSUM (a bad platform is the run's to report).
+    std::string platform;
+    std::vector<std::string> sets;
+    for (size_t i = 0; i + 1 < run.size(); ++i) {
+        if (run[i] == "-p" || run[i] == "--platform")
+            platform = run[i + 1];
+        if (run[i] == "-s" || run[i] == "--set")
+            sets.push_back(run[i + 1]);
+    }
+    if (!platform.empty()) {
+        try {
+            ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
+            for (auto& a : sets)
+                tree.set(a);
+            PeConfig pe = tree.load<PeConfig>("pe");
+            tracer.insert(tracer.end(), {"--sbuf-bytes", std::to_string(pe.sbuf_partition_bytes), "--psum-bytes",
+                                         std::to_string(pe.psum_partition_bytes)});
+        } catch (const std::exception&) {
         }
     }
     std::string python = python_package_dir();
