@@ -218,3 +218,4 @@ TEST(NeuronLinkFlowControl, AFullLinkWithholdsEndReqUntilASlotFrees) {
     EXPECT_NEAR(bench.arrived[0], wire + 100, 1e-6);
     EXPECT_NEAR(bench.arrived[1], 5000, 1e-6);
 }
+
