@@ -45,23 +45,26 @@ void Platform::wire_links() {
     // sockets and its tile sockets after the tiles, and each cable end's sockets in channel order.
     for (uint32_t c = 0; c < t.chips(); ++c) {
         Noc& n = chips_[c]->noc;
-        auto cable = [&](uint32_t p) -> std::pair<NeuronLink*, bool> {
-            if (p % 2 == 0)
-                return {links[c * half + p / 2].get(), true};
-            return {links[t.neighbor(c, p) * half + p / 2].get(), false};
-        };
         for (uint32_t p = 0; p < t.ports(); ++p) {
-            auto [l, end_a] = cable(p);
+            auto [l, end_a] = cable(c, p);
             for (uint32_t vc = 0; vc < vcs; ++vc)
                 nctlm::bind(n.link_sockets, end_a ? l->from_a : l->from_b,
                             fmt::format("chip{}_noc_link{}_vc{}", c, p, vc));
         }
         for (uint32_t p = 0; p < t.ports(); ++p) {
-            auto [l, end_a] = cable(p);
+            auto [l, end_a] = cable(c, p);
             for (uint32_t vc = 0; vc < vcs; ++vc)
                 nctlm::bind(end_a ? l->to_a : l->to_b, n.tile_sockets, fmt::format("chip{}_link{}_vc{}_noc", c, p, vc));
         }
     }
+}
+
+std::pair<NeuronLink*, bool> Platform::cable(uint32_t chip, uint32_t port) const {
+    const ChipTopology& t = *topology_;
+    const uint32_t half = t.ports() / 2;
+    if (port % 2 == 0)
+        return {links.at(chip * half + port / 2).get(), true};
+    return {links.at(t.neighbor(chip, port) * half + port / 2).get(), false};
 }
 
 void Platform::enable_loosely_timed() {

@@ -39,6 +39,9 @@ public:
     uint32_t chips() const { return uint32_t(chips_.size()); }
     Chip& chip(uint32_t c) { return *chips_.at(c); }
     const Chip& chip(uint32_t c) const { return *chips_.at(c); }
+    // The cable that leaves chip `chip` by `port`, and whether the chip is its end a (it sends on
+    // direction 0, a to b) or end b (direction 1).
+    std::pair<NeuronLink*, bool> cable(uint32_t chip, uint32_t port) const;
     // The platform's NeuronLink wiring (null on a one-chip platform).
     const ChipTopology* chip_topology() const { return topology_ ? &*topology_ : nullptr; }
 

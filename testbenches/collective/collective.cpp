@@ -1,5 +1,6 @@
 #include "testbenches/collective/collective.h"
 
+#include "models/analytic/collective_model.h"
 #include "models/common/stats.h"
 
 #include <algorithm>
@@ -215,6 +216,16 @@ nlohmann::json CollectiveTestbench::results() const {
         }
     }
     r["links"] = links;
+    // A ring with one rank per chip moves each step's chunk over one link: the closed form's bound
+    // (no latency) next to the simulated figure, for comparison only.
+    if (spec_.algorithm == collective::Algorithm::Ring && std::min(tb_.ranks_per_chip, tb_.ranks) == 1 &&
+        pc_.platform.chips > 1) {
+        auto f = analytic::ring_closed_form(spec_.op, spec_.ranks, spec_.bytes, pc_.link.wire_bandwidth.bytes_per_s, 0);
+        r["link_bound"] = {{"time_us", f.time_ns / 1e3},
+                           {"busbw_gib_per_s", f.busbw / double(1ull << 30)},
+                           {"busbw_gb_per_s", f.busbw / 1e9},
+                           {"fraction", f.time_ns / t_ns}};
+    }
     if (!busiest_name.empty())
         r["busiest_link"] = {{"name", busiest_name}, {"utilization", busiest}};
     return r;
@@ -230,6 +241,10 @@ std::string CollectiveTestbench::summary() const {
     s += fmt::format("{:>14} {:>14} {:>6} {:>12.2f} {:>12.2f} {:>12.2f}\n", spec_.bytes,
                      r["count_elems"].get<uint64_t>(), r["dtype"].get<std::string>(), r["time_us"].get<double>(),
                      r["algbw_gib_per_s"].get<double>(), r["busbw_gib_per_s"].get<double>());
+    if (r.contains("link_bound"))
+        s += fmt::format("link bound (closed form, no latency): busbw {:.2f} GiB/s; the simulation reaches {:.0f} %\n",
+                         r["link_bound"]["busbw_gib_per_s"].get<double>(),
+                         100 * r["link_bound"]["fraction"].get<double>());
     if (r.contains("busiest_link"))
         s += fmt::format("busiest link: {} ({:.1f} % busy)\n", r["busiest_link"]["name"].get<std::string>(),
                          100 * r["busiest_link"]["utilization"].get<double>());
