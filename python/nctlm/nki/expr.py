@@ -303,6 +303,8 @@ def _atom_bounds(atom):
         return 0, args[1] - 1
     if kind == "//" and isinstance(args[1], int) and args[1] > 0:
         return (a_lo if abs(a_lo) == _INF else a_lo // args[1]), (a_hi if abs(a_hi) == _INF else a_hi // args[1])
+    if kind == "//" and a_lo >= 0 and b_lo >= 1:  # M // BM of positive arguments
+        return (0 if b_hi == _INF else a_lo // b_hi), (a_hi if a_hi == _INF else a_hi // b_lo)
     return -_INF, _INF
 
 
