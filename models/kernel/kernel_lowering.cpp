@@ -202,6 +202,10 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
                                               : uint32_t(unit);
         uint64_t ordinal = ++issued_[sem];
         bool mine = !want || *want == unit;
+        // "auto" queues rotate over every DMA instruction, loads and stores, whichever unit asks.
+        uint32_t queue = 0;
+        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
+            queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
         std::vector<SemWait> waits;
         if (in.op == KernelOp::Barrier) {
             // Grid barrier: the sync unit waits for everything issued so far, meets the other
@@ -232,8 +236,7 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
         out.waits = std::move(waits);
         out.signal = int(sem);
         out.signal_ordinal = in_order(unit) ? 0 : ordinal;
-        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
-            out.queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
+        out.queue = queue;
         index = step_.index;
         return true;
     }
