@@ -2,10 +2,11 @@
 
 Tensors: x [ROWS, COLS], gamma, beta [COLS], y [ROWS, COLS] (returned, x's dtype). Args: ROWS
 (any; the last row tile is masked), COLS (a whole row sits in SBUF). gamma and beta are loaded
-once, broadcast across the partitions by DMAs with partition stride 0. Per 128 rows: the row sum
-and the sum of squared deviations from two scalar-engine activation reduces, the normalization
-(x - mean) x rstd as a third activation (per-partition scale and bias), the affine part as two
-tensor_tensor ops on the vector engine; intermediates in x's dtype.
+once, broadcast across the partitions by DMAs with partition stride 0. Per 128 rows, on the scalar
+engine: the row sum and the sum of squared deviations (two activation reduces), the (128, 1)
+statistics, the normalization (x - mean) x rstd (per-partition scale and bias); on the vector
+engine the affine part, two tensor_tensor ops; intermediates in x's dtype. Nothing the scalar
+engine needs comes from the vector engine, so the scalar engine runs ahead.
 """
 import nctlm.nki as nki
 import nctlm.nki.isa as nisa
@@ -20,17 +21,17 @@ def layernorm(x, gamma, beta, eps=1e-5):
     jf = nl.arange(COLS)[None, :]
     g_all = nl.load(gamma.reshape((1, COLS))).broadcast_to((128, COLS))
     b_all = nl.load(beta.reshape((1, COLS))).broadcast_to((128, COLS))
+    eps_all = nl.full((128, 1), eps, dtype=nl.float32)
     for i in nl.affine_range((ROWS + 127) // 128):
         inside = i * 128 + ip < ROWS
         xt = nl.load(x[i * 128 + ip, jf], mask=inside)
         total = nl.ndarray((128, 1), dtype=nl.float32)
         nisa.activation(op=nl.copy, data=xt, reduce_op=nl.add, reduce_res=total, mask=inside)
-        neg_mean = nisa.tensor_scalar(total, nl.multiply, -1.0 / COLS, mask=inside)
+        neg_mean = nisa.activation(op=nl.copy, data=total, scale=-1.0 / COLS, mask=inside)
         sq_dev = nl.ndarray((128, 1), dtype=nl.float32)
         nisa.activation(op=nl.square, data=xt, bias=neg_mean, reduce_op=nl.add, reduce_res=sq_dev, mask=inside)
-        rstd = nl.rsqrt(nisa.tensor_scalar(sq_dev, nl.multiply, 1.0 / COLS, op1=nl.add, operand1=eps,
-                                           mask=inside), mask=inside)
-        shift = nl.multiply(neg_mean, rstd, mask=inside)
+        rstd = nisa.activation(op=nl.rsqrt, data=sq_dev, scale=1.0 / COLS, bias=eps_all, mask=inside)
+        shift = nisa.activation(op=nl.copy, data=neg_mean, scale=rstd, mask=inside)
         xn = nisa.activation(op=nl.copy, data=xt, scale=rstd, bias=shift, mask=inside)
         scaled = nl.multiply(xn, g_all, mask=inside)
         nl.store(y[i * 128 + ip, jf], value=nl.add(scaled, b_all, dtype=x.dtype, mask=inside), mask=inside)

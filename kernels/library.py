@@ -2,7 +2,8 @@
 configs/kernels/NAME.json (scripts/gen-kernels), the shapes docs/kernels.md reports
 (scripts/kernel-table) and the reduced shapes the tests run.
 
-`trace`: the tracer's --arg values. A dimension written NAME=VALUE and an argument NAME=sym are
+`shape`: the arguments that are the shape (what a caller sets; the others are block sizes with
+defaults). `trace`: the tracer's --arg values. A dimension written NAME=VALUE and an argument NAME=sym are
 symbolic: the program keeps NAME as an `args` entry (VALUE, or the kernel's default, is its
 default), so `nctlm run -t kernel -w NAME --set kernel.NAME=...` re-instantiates it.
 `docs`: (platform, args) rows of the docs table. `test`: reduced args for the tests (both
@@ -18,6 +19,7 @@ GEMM_BLOCKING = ["BM=sym", "BN=sym", "BK=sym", "ABUFS=sym", "PSUM_BUFS=sym"]
 
 KERNELS = {
     "gemm": {
+        "shape": ["M", "K", "N"],
         "trace": ["a_t=bf16[K=8192,M=4096]", "b=bf16[K,N=8192]"] + GEMM_BLOCKING,
         "docs": [("trn1", {}), ("trn2", {})] + [
             ("trn2", {"M": n, "K": n, "N": n}) for n in (2048, 3072, 4096, 5120)],
@@ -26,36 +28,42 @@ KERNELS = {
                      {"M": 256, "K": 256, "N": 1024, "BM": 256, "BN": 1024, "BK": 256, "ABUFS": 1}],
     },
     "flash_attention": {
+        "shape": ["H", "KVH", "S", "D"],
         "trace": ["q_t=bf16[H=32,D=128,S=2048]", "k_t=bf16[KVH=8,D,S]", "v=bf16[KVH,S,D]"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"H": 4, "KVH": 2, "S": 1024, "D": 64},
         "variants": [{"H": 2, "KVH": 1, "S": 512, "D": 32}, {"H": 4, "KVH": 4, "S": 1024, "D": 64}],
     },
     "rmsnorm": {
+        "shape": ["ROWS", "COLS"],
         "trace": ["x=bf16[ROWS=4096,COLS=4096]", "g=bf16[COLS]"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"ROWS": 300, "COLS": 512},
         "variants": [{"ROWS": 128, "COLS": 64}, {"ROWS": 8, "COLS": 256}],
     },
     "layernorm": {
+        "shape": ["ROWS", "COLS"],
         "trace": ["x=bf16[ROWS=4096,COLS=4096]", "gamma=bf16[COLS]", "beta=bf16[COLS]"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"ROWS": 300, "COLS": 512},
         "variants": [{"ROWS": 128, "COLS": 64}, {"ROWS": 8, "COLS": 256}],
     },
     "softmax": {
+        "shape": ["ROWS", "COLS"],
         "trace": ["x=bf16[ROWS=4096,COLS=4096]"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"ROWS": 300, "COLS": 512},
         "variants": [{"ROWS": 128, "COLS": 64}, {"ROWS": 8, "COLS": 256}],
     },
     "silu_mul": {
+        "shape": ["ROWS", "COLS"],
         "trace": ["gate=bf16[ROWS=4096,COLS=14336]", "up=bf16[ROWS,COLS]", "TC=sym"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"ROWS": 300, "COLS": 1000, "TC": 512},
         "variants": [{"ROWS": 128, "COLS": 512, "TC": 512}, {"ROWS": 8, "COLS": 300, "TC": 256}],
     },
     "add": {
+        "shape": ["ROWS", "COLS"],
         "trace": ["a=bf16[ROWS=4096,COLS=4096]", "b=bf16[ROWS,COLS]", "TC=sym"],
         "docs": [("trn1", {}), ("trn2", {})],
         "test": {"ROWS": 300, "COLS": 1000, "TC": 512},

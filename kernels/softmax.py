@@ -2,8 +2,9 @@
 
 Tensors: x [ROWS, COLS], y [ROWS, COLS] (returned, x's dtype). Args: ROWS (any; the last row tile
 is masked), COLS (a whole row sits in SBUF: COLS x (2 + 4 + 2) bytes per partition and copy).
-Per 128 rows: the negated row max on the vector engine, exp with that bias and its row sum in
-one scalar-engine instruction, the division on the vector engine.
+Per 128 rows: the negated row max on the vector engine; on the scalar engine exp with that bias
+and its row sum in one instruction, 1 / sum, and the scaling (a per-partition scale), so that the
+vector engine never waits for the scalar one (the engines run their instructions in program order).
 """
 import nctlm.nki as nki
 import nctlm.nki.isa as nisa
@@ -23,7 +24,9 @@ def softmax(x):
         total = nl.ndarray((128, 1), dtype=nl.float32)
         e = nisa.activation(op=nl.exp, data=xt, bias=neg_max, reduce_op=nl.add, reduce_res=total,
                             dtype=nl.float32, mask=inside)
-        nl.store(y[i * 128 + ip, jf], value=nl.divide(e, total, dtype=x.dtype, mask=inside), mask=inside)
+        inv = nl.reciprocal(total, mask=inside)
+        nl.store(y[i * 128 + ip, jf], value=nisa.activation(op=nl.copy, data=e, scale=inv, dtype=x.dtype,
+                                                             mask=inside), mask=inside)
     return y
 
 

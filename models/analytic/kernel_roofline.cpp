@@ -35,24 +35,34 @@ double KernelWork::matmul_ns(uint32_t m, uint32_t cols, Dtype dtype, double psum
     return std::max(pe_.matmul_time(m, cols, dtype).ns, write);
 }
 
+void KernelWork::count_ports(double n, const EngineOp& op) {
+    psum_read += n * op.psum_read;
+    sbuf_read += n * op.sbuf_read;
+    (op.write_psum ? psum_write : sbuf_write) += n * op.write;
+}
+
 void KernelWork::matmul(double n, uint32_t k, uint32_t m, uint32_t cols, Dtype dtype) {
     tensor_ns += n * matmul_ns(m, cols, dtype, 4.0 * cols);
+    psum_write += n * 4.0 * cols;
     flops += n * 2.0 * k * m * cols;
     matmuls += n;
 }
 
 void KernelWork::transpose(double n, uint32_t p, uint32_t f, Dtype dtype) {
     tensor_ns += n * matmul_ns(p, f, dtype, double(p) * dtype_bytes(dtype));
+    psum_write += n * double(p) * dtype_bytes(dtype);
     transposes += n;
 }
 
 void KernelWork::vector(double n, const EngineOp& op) {
     vector_busy_ns += n * vector_ns(op);
+    count_ports(n, op);
     vector_ops += n;
 }
 
 void KernelWork::scalar(double n, const EngineOp& op) {
     scalar_busy_ns += n * scalar_ns(op);
+    count_ports(n, op);
     scalar_ops += n;
 }
 
@@ -97,6 +107,11 @@ std::vector<std::pair<uint32_t, uint64_t>> tiles(uint64_t total, uint64_t tile) 
     return t;
 }
 
+// A (P, 1) statistic update: one element per partition, `reads` fp32 operands.
+EngineOp small(uint32_t reads, uint32_t pr) { return {1, 1, Dtype::Fp32, 0, reads * kFp32, kFp32, false, pr}; }
+// A memset of `free` fp32 elements per partition (the vector rule's zero-input op).
+EngineOp fill(uint32_t free) { return {free, 0, Dtype::Fp32, 0, 0, free * kFp32, false, 128}; }
+
 // add, silu_mul: per 128 rows x TC columns, two loads, (silu on the scalar engine,) one two-input
 // vector op, one store (kernels/add.py, kernels/silu_mul.py).
 void elementwise(KernelWork& w, const Args& a, bool silu) {
@@ -112,8 +127,8 @@ void elementwise(KernelWork& w, const Args& a, bool silu) {
         }
 }
 
-// softmax: per 128 rows, the negated row max (vector), exp with its sum (scalar), the division
-// (vector) (kernels/softmax.py).
+// softmax: per 128 rows, the negated row max (vector); exp with its sum, 1 / sum and the scaling
+// (scalar) (kernels/softmax.py).
 void softmax(KernelWork& w, const Args& a) {
     uint64_t rows = a("ROWS"), cols = a("COLS", 1, 1 << 20);
     auto c = uint32_t(cols);
@@ -122,49 +137,46 @@ void softmax(KernelWork& w, const Args& a) {
         w.dma(n, double(pr) * c * kBf16, true);
         w.vector(n, {c, 1, Dtype::Fp32, 0, c * kBf16, kFp32, false, pr});
         w.scalar(n, {c, 1, Dtype::Fp32, 0, c * kBf16 + kFp32, c * kFp32 + kFp32, false, pr});
-        w.vector(n, {c, 1, Dtype::Bf16, 0, c * kFp32 + kFp32, c * kBf16, false, pr});
+        w.scalar(n, small(1, pr));
+        w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kFp32 + kFp32, c * kBf16, false, pr});
         w.dma(n, double(pr) * c * kBf16, false);
     }
 }
 
-// A (P, 1) statistic update: one element per partition, `reads` fp32 operands.
-EngineOp small(uint32_t reads, uint32_t pr) { return {1, 1, Dtype::Fp32, 0, reads * kFp32, kFp32, false, pr}; }
-
-// rmsnorm: the weight broadcast once (a 128-partition stride-0 load); per 128 rows the sum of
-// squares (scalar), mean + eps and 1/sqrt (small), the scaling (scalar), the weight product
-// (vector) (kernels/rmsnorm.py).
+// rmsnorm: the weight broadcast once (a 128-partition stride-0 load) and eps set once; per 128 rows
+// the sum of squares, 1/sqrt(mean + eps) and the scaling (scalar), the weight product (vector)
+// (kernels/rmsnorm.py).
 void rmsnorm(KernelWork& w, const Args& a) {
     uint64_t rows = a("ROWS"), cols = a("COLS", 1, 1 << 20);
     auto c = uint32_t(cols);
     w.dma(1, 128.0 * c * kBf16, true);
+    w.vector(1, fill(1));
     for (auto [pr, nr] : tiles(rows, 128)) {
         double n = double(nr);
         w.dma(n, double(pr) * c * kBf16, true);
         w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16, c * kBf16 + kFp32, false, pr});
-        w.vector(n, small(1, pr));
-        w.scalar(n, small(1, pr));
+        w.scalar(n, small(2, pr));
         w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16 + kFp32, c * kBf16, false, pr});
         w.vector(n, {c, 2, Dtype::Bf16, 0, 2 * c * kBf16, c * kBf16, false, pr});
         w.dma(n, double(pr) * c * kBf16, false);
     }
 }
 
-// layernorm: gamma and beta broadcast once; per 128 rows the row sum and the sum of squared
-// deviations (scalar), four small updates, the normalization (scalar), x gamma + beta (vector)
-// (kernels/layernorm.py).
+// layernorm: gamma and beta broadcast once, eps set once; per 128 rows on the scalar engine the row
+// sum and the sum of squared deviations, three (128, 1) statistics, the normalization; on the vector
+// engine x gamma + beta (kernels/layernorm.py).
 void layernorm(KernelWork& w, const Args& a) {
     uint64_t rows = a("ROWS"), cols = a("COLS", 1, 1 << 20);
     auto c = uint32_t(cols);
     w.dma(2, 128.0 * c * kBf16, true);
+    w.vector(1, fill(1));
     for (auto [pr, nr] : tiles(rows, 128)) {
         double n = double(nr);
         w.dma(n, double(pr) * c * kBf16, true);
         w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16, c * kBf16 + kFp32, false, pr});
-        w.vector(n, small(1, pr));
-        w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16 + kFp32, c * kBf16 + kFp32, false, pr});
-        w.vector(n, small(1, pr));
         w.scalar(n, small(1, pr));
-        w.vector(n, small(2, pr));
+        w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16 + kFp32, c * kBf16 + kFp32, false, pr});
+        w.scalar(2 * n, small(2, pr));
         w.scalar(n, {c, 1, Dtype::Bf16, 0, c * kBf16 + 2 * kFp32, c * kBf16, false, pr});
         w.vector(2 * n, {c, 2, Dtype::Bf16, 0, 2 * c * kBf16, c * kBf16, false, pr});
         w.dma(n, double(pr) * c * kBf16, false);
@@ -180,7 +192,7 @@ void gemm(KernelWork& w, const Args& a) {
     a.require(m % bm == 0 && n % bn == 0 && k % bk == 0, "M, N and K must be multiples of BM, BN and BK");
     double blocks = double(m / bm) * double(n / bn), kblocks = double(k / bk);
     double tiles_mn = double(m / 128) * double(n / 512);
-    w.vector(blocks, {uint32_t(bm / 128 * bn), 0, Dtype::Fp32, 0, 0, double(bm / 128 * bn) * kFp32, false, 128});
+    w.vector(blocks, fill(uint32_t(bm / 128 * bn)));
     w.dma(blocks * kblocks * double(bk / 128), 128.0 * double(bm) * kBf16, true);
     w.dma(blocks * kblocks * double(bk / 128), 128.0 * double(bn) * kBf16, true);
     w.matmul(tiles_mn * double(k / 128), 128, 128, 512, Dtype::Bf16);
@@ -206,8 +218,8 @@ void flash_attention(KernelWork& w, const Args& a) {
     double tiles = double(h) * double(s / 128);
     double blocks = double(h) * 2.0 * double(q) * double(q + 1);  // sum over i of i // 4 + 1, per head
     w.dma(tiles, double(d) * 128 * kBf16, true);
-    w.vector(tiles * 2, {1, 0, Dtype::Fp32, 0, 0, kFp32, false, 128});
-    w.vector(tiles, {d, 0, Dtype::Fp32, 0, 0, d * kFp32, false, 128});
+    w.vector(tiles * 2, fill(1));
+    w.vector(tiles, fill(d));
     w.dma(blocks, double(d) * 512 * kBf16, true);
     w.dma(blocks * 4, 128.0 * d * kBf16, true);
     w.matmul(blocks, d, 128, 512, Dtype::Bf16);
@@ -268,7 +280,11 @@ KernelRoofline kernel_roofline(const std::string& kernel, const std::map<std::st
                   {"dma issue", pe.dma_bandwidth.transfer(bytes).ns},
                   {"tensor", w.tensor_ns},
                   {"vector", w.vector_busy_ns},
-                  {"scalar", w.scalar_busy_ns}};
+                  {"scalar", w.scalar_busy_ns},
+                  {"sbuf read ports", pe.sbuf_partition_bandwidth.transfer(w.sbuf_read).ns},
+                  {"sbuf write ports", pe.sbuf_partition_bandwidth.transfer(w.sbuf_write).ns},
+                  {"psum read ports", pe.psum_partition_bandwidth.transfer(w.psum_read).ns},
+                  {"psum write ports", pe.psum_partition_bandwidth.transfer(w.psum_write).ns}};
     r.bound = *std::max_element(r.ceilings.begin(), r.ceilings.end(),
                                 [](const Ceiling& x, const Ceiling& y) { return x.ns < y.ns; });
     return r;

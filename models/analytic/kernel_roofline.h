@@ -2,9 +2,10 @@
 // docs/kernels.md): for a kernel and its arguments, the instructions its program expands to, in
 // closed form (counts x sizes), each costed as the PE costs it - the engine's rule
 // (models/pe/engine_timing.h) or its operands' uncontended SBUF/PSUM port time, whichever is
-// longer - and the bytes it moves over the PE's DMA issue rate, the tile's DMA engines and its
-// local HBM stack. The roofline is the busiest of these; no latency, dependency or contention
-// terms (a floor). A cross-check of the simulation only: reported figures come from the
+// longer - the bytes every engine moves through the SBUF and PSUM partition ports (one read and
+// one write port per partition, shared by the engines), and the bytes it moves over the PE's DMA
+// issue rate, the tile's DMA engines and its local HBM stack. The roofline is the busiest of these;
+// no latency, dependency or contention terms (a floor). A cross-check of the simulation only: reported figures come from the
 // simulation. Pure C++, no SystemC.
 #pragma once
 
@@ -52,19 +53,22 @@ public:
     double matmul_ns(uint32_t m, uint32_t cols, Dtype dtype, double psum_bytes) const;
 
     double tensor_ns = 0, vector_busy_ns = 0, scalar_busy_ns = 0;
+    // Bytes per partition through the partition ports, every engine together.
+    double sbuf_read = 0, sbuf_write = 0, psum_read = 0, psum_write = 0;
     double flops = 0;  // 2 K M N per matmul (transposes excluded), as the kernel testbench counts
     double bytes_in = 0, bytes_out = 0, dma_instructions = 0;
     double matmuls = 0, transposes = 0, vector_ops = 0, scalar_ops = 0;
 
 private:
     double ports_ns(const EngineOp& op) const;
+    void count_ports(double n, const EngineOp& op);
     PeConfig pe_;
 };
 
 struct KernelRoofline {
     std::string kernel;
     KernelWork work;
-    std::vector<Ceiling> ceilings;  // hbm stack, dma engines, dma issue, tensor, vector, scalar
+    std::vector<Ceiling> ceilings;  // hbm stack, dma engines, dma issue, tensor, vector, scalar, the ports
     Ceiling bound;                  // the largest: the roofline
 };
 

@@ -88,18 +88,24 @@ TEST(KernelRoofline, ElementwiseKernelsCountRaggedTilesAndMoveTheirTensorsOnce) 
 
 TEST(KernelRoofline, RowKernelsHaveTheirInstructionsPerRowTile) {
     Platform p = load("trn2");
-    for (auto [kernel, vector, scalar, dmas] : {std::tuple{"softmax", 2, 1, 2}, std::tuple{"rmsnorm", 2, 3, 2},
-                                                std::tuple{"layernorm", 5, 4, 2}}) {
+    // Per row tile: vector and scalar instructions, DMAs; once: the weights' loads and eps's memset.
+    for (auto [kernel, vector, scalar, dmas] : {std::tuple{"softmax", 1, 3, 2}, std::tuple{"rmsnorm", 1, 3, 2},
+                                                std::tuple{"layernorm", 2, 6, 2}}) {
         KernelRoofline r = roof(p, kernel, {{"ROWS", 1000}, {"COLS", 2048}});
         double tiles = 8;  // ceil(1000 / 128)
-        EXPECT_EQ(r.work.vector_ops, vector * tiles) << kernel;
-        EXPECT_EQ(r.work.scalar_ops, scalar * tiles) << kernel;
         double weights = std::string(kernel) == "layernorm" ? 2 : std::string(kernel) == "rmsnorm" ? 1 : 0;
+        EXPECT_EQ(r.work.vector_ops, vector * tiles + (weights > 0)) << kernel;
+        EXPECT_EQ(r.work.scalar_ops, scalar * tiles) << kernel;
         EXPECT_EQ(r.work.dma_instructions, dmas * tiles + weights) << kernel;
         EXPECT_EQ(r.work.bytes_in, 2.0 * 1000 * 2048 + weights * 2.0 * 128 * 2048) << kernel;
         EXPECT_EQ(r.work.bytes_out, 2.0 * 1000 * 2048) << kernel;
         EXPECT_EQ(r.work.flops, 0) << kernel;
     }
+    // rmsnorm's SBUF reads per row tile and partition: x by the sum of squares (2 COLS) and by the
+    // scaling (2 COLS + the scale), x_n and the weight by the product (4 COLS), the statistics (8).
+    KernelRoofline r = roof(p, "rmsnorm", {{"ROWS", 1024}, {"COLS", 2048}});
+    EXPECT_DOUBLE_EQ(r.work.sbuf_read, 8 * (8.0 * 2048 + 12));
+    EXPECT_DOUBLE_EQ(ceiling(r, "sbuf read ports"), p.pe.sbuf_partition_bandwidth.transfer(8 * (8.0 * 2048 + 12)).ns);
 }
 
 TEST(KernelRoofline, FlashAttentionVisitsTheCausalBlocksOfEveryQueryTile) {
