@@ -71,12 +71,12 @@ class Programs(unittest.TestCase):
                     self.assertTrue(all(isinstance(d, str) for d in t["shape"]), t)
 
     def test_a_scalar_computed_from_an_argument_is_a_real_expression(self):
-        scales = [i["operand0"] for i in support.instructions(shipped("rmsnorm")["body"])
-                  if i["op"] == "tensor_scalar"]
-        self.assertEqual(scales, ["1.0 / COLS"])
-        scales = {i["scale"] for i in support.instructions(shipped("flash_attention")["body"])
-                  if i["op"] == "activation" and isinstance(i.get("scale"), str)}
-        self.assertEqual(scales, {"D ** -0.5"})
+        def real_operands(name):
+            return {v for i in support.instructions(shipped(name)["body"]) for k, v in i.items()
+                    if k in ("operand0", "operand1", "scale", "bias", "value") and isinstance(v, str)}
+        self.assertEqual(real_operands("rmsnorm"), {"1.0 / COLS"})
+        self.assertEqual(real_operands("layernorm"), {"1.0 / COLS", "-1.0 / COLS"})
+        self.assertEqual(real_operands("flash_attention"), {"D ** -0.5"})
 
 
 class Reference(unittest.TestCase):
