@@ -55,6 +55,34 @@ int64_t floor_mod(int64_t a, int64_t b) {
     return r;
 }
 
+// The operators integer and real expressions share: min/max, comparisons, logic (1 or 0).
+template <class T> T apply_common(Code c, T a, T b) {
+    switch (c) {
+    case Code::Min:
+        return std::min(a, b);
+    case Code::Max:
+        return std::max(a, b);
+    case Code::Eq:
+        return a == b;
+    case Code::Ne:
+        return a != b;
+    case Code::Lt:
+        return a < b;
+    case Code::Le:
+        return a <= b;
+    case Code::Gt:
+        return a > b;
+    case Code::Ge:
+        return a >= b;
+    case Code::And:
+        return a != 0 && b != 0;
+    case Code::Or:
+        return a != 0 || b != 0;
+    default:
+        return 0;
+    }
+}
+
 int64_t apply(Code c, int64_t a, int64_t b) {
     int64_t r = 0;
     switch (c) {
@@ -74,28 +102,8 @@ int64_t apply(Code c, int64_t a, int64_t b) {
         return floor_div(a, b);
     case Code::Mod:
         return floor_mod(a, b);
-    case Code::Min:
-        return std::min(a, b);
-    case Code::Max:
-        return std::max(a, b);
-    case Code::Eq:
-        return a == b;
-    case Code::Ne:
-        return a != b;
-    case Code::Lt:
-        return a < b;
-    case Code::Le:
-        return a <= b;
-    case Code::Gt:
-        return a > b;
-    case Code::Ge:
-        return a >= b;
-    case Code::And:
-        return a && b;
-    case Code::Or:
-        return a || b;
     default:
-        return 0;
+        return apply_common(c, a, b);
     }
 }
 
@@ -374,28 +382,8 @@ double apply_real(Code c, double a, double b) {
         if (b == 0)
             throw KernelError("modulo by zero");
         return a - b * std::floor(a / b);
-    case Code::Min:
-        return std::min(a, b);
-    case Code::Max:
-        return std::max(a, b);
-    case Code::Eq:
-        return a == b;
-    case Code::Ne:
-        return a != b;
-    case Code::Lt:
-        return a < b;
-    case Code::Le:
-        return a <= b;
-    case Code::Gt:
-        return a > b;
-    case Code::Ge:
-        return a >= b;
-    case Code::And:
-        return a != 0 && b != 0;
-    case Code::Or:
-        return a != 0 || b != 0;
     default:
-        return 0;
+        return apply_common(c, a, b);
     }
 }
 
@@ -451,10 +439,11 @@ Expr Expr::constant(int64_t v) {
     return e;
 }
 
-Expr Expr::parse(const std::string& text, const Symbols& symbols) {
+Expr Expr::compile(const std::string& text, const Symbols& symbols, bool real) {
     Expr e;
     e.text_ = text;
-    e.code_ = Parser(text, symbols).run();
+    e.real_ = real;
+    e.code_ = Parser(text, symbols, real).run();
     if (depth(e.code_) > 64)
         throw KernelError(fmt::format("expression '{}': nested too deeply", text));
     e.constant_ = true;
@@ -462,7 +451,8 @@ Expr Expr::parse(const std::string& text, const Symbols& symbols) {
         e.constant_ = e.constant_ && s.code != Code::Var;
     if (e.constant_) {
         try {
-            e.code_ = {{Code::Const, run(e.code_, nullptr)}};
+            e.code_ = {real ? Step{Code::RealConst, real_bits(run_real(e.code_, nullptr))}
+                            : Step{Code::Const, run(e.code_, nullptr)}};
         } catch (const KernelError& err) {
             throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
         }
@@ -470,25 +460,9 @@ Expr Expr::parse(const std::string& text, const Symbols& symbols) {
     return e;
 }
 
-Expr Expr::parse_real(const std::string& text, const Symbols& symbols) {
-    Expr e;
-    e.text_ = text;
-    e.real_ = true;
-    e.code_ = Parser(text, symbols, true).run();
-    if (depth(e.code_) > 64)
-        throw KernelError(fmt::format("expression '{}': nested too deeply", text));
-    e.constant_ = true;
-    for (const Step& s : e.code_)
-        e.constant_ = e.constant_ && s.code != Code::Var;
-    if (e.constant_) {
-        try {
-            e.code_ = {{Code::RealConst, real_bits(run_real(e.code_, nullptr))}};
-        } catch (const KernelError& err) {
-            throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
-        }
-    }
-    return e;
-}
+Expr Expr::parse(const std::string& text, const Symbols& symbols) { return compile(text, symbols, false); }
+
+Expr Expr::parse_real(const std::string& text, const Symbols& symbols) { return compile(text, symbols, true); }
 
 double Expr::eval_real(const int64_t* vars) const {
     if (code_.empty())

@@ -57,6 +57,7 @@ public:
     };
 
 private:
+    static Expr compile(const std::string& text, const Symbols& symbols, bool real);
     std::vector<Step> code_;  // postfix
     std::string text_;
     bool constant_ = true;

@@ -88,18 +88,7 @@ class Expr:
     def __rmod__(self, other):
         return mod(other, self) if _is_int(other) else NotImplemented
 
-    # --- with floats, or '/' and '**': a real expression (a scalar operand), args only ---------
-    def __truediv__(self, other):
-        return real_op("/", self, other)
-
-    def __rtruediv__(self, other):
-        return real_op("/", other, self)
-
-    def __pow__(self, other):
-        return real_op("**", self, other)
-
-    def __rpow__(self, other):
-        return real_op("**", other, self)
+    # With floats, or '/' and '**': a real expression (a scalar operand), args only: set below.
 
     # --- comparisons build expressions (1 or 0), as the format's comparisons do ------------
     def __lt__(self, other):
@@ -559,11 +548,14 @@ def parse(value):
         raise NkiError(f"expected an integer or an expression string, got {value!r}")
     if isinstance(value, int):
         return value
+    return _from_ast(_tree(value), value)
+
+
+def _tree(text):
     try:
-        tree = ast.parse(value, mode="eval").body
+        return ast.parse(text, mode="eval").body
     except SyntaxError:
-        raise NkiError(f"malformed expression '{value}'") from None
-    return _from_ast(tree, value)
+        raise NkiError(f"malformed expression '{text}'") from None
 
 
 def _from_ast(node, text):
@@ -622,36 +614,6 @@ class Real:
                 left, right = _paren((a.text, a.prec), prec), _paren((b.text, b.prec), prec + 1)
             self.text, self.prec = f"{left} {kind} {right}", prec
 
-    def __add__(self, other):
-        return real_op("+", self, other)
-
-    def __radd__(self, other):
-        return real_op("+", other, self)
-
-    def __sub__(self, other):
-        return real_op("-", self, other)
-
-    def __rsub__(self, other):
-        return real_op("-", other, self)
-
-    def __mul__(self, other):
-        return real_op("*", self, other)
-
-    def __rmul__(self, other):
-        return real_op("*", other, self)
-
-    def __truediv__(self, other):
-        return real_op("/", self, other)
-
-    def __rtruediv__(self, other):
-        return real_op("/", other, self)
-
-    def __pow__(self, other):
-        return real_op("**", self, other)
-
-    def __rpow__(self, other):
-        return real_op("**", other, self)
-
     def __neg__(self):
         return Real("neg", (self,))
 
@@ -670,6 +632,17 @@ class Real:
 
     def __repr__(self):
         return self.text
+
+
+def _real_operators(cls, ops):
+    """cls.__op__ and cls.__rop__ building real expressions, for each (method name, operator)."""
+    for name, op in ops:
+        setattr(cls, f"__{name}__", lambda self, other, op=op: real_op(op, self, other))
+        setattr(cls, f"__r{name}__", lambda self, other, op=op: real_op(op, other, self))
+
+
+_real_operators(Real, (("add", "+"), ("sub", "-"), ("mul", "*"), ("truediv", "/"), ("pow", "**")))
+_real_operators(Expr, (("truediv", "/"), ("pow", "**")))
 
 
 def _as_real(x):
@@ -733,12 +706,7 @@ def parse_number(value):
     try:
         return parse(value)
     except NkiError:
-        pass
-    try:
-        tree = ast.parse(value, mode="eval").body
-    except SyntaxError:
-        raise NkiError(f"malformed expression '{value}'") from None
-    return _real_from_ast(tree, value)
+        return _real_from_ast(_tree(value), value)
 
 
 def _real_from_ast(node, text):

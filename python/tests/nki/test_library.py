@@ -3,7 +3,6 @@ parametric program is what tracing its Python with symbolic shapes writes, each 
 numpy reference, the parametric program at other argument values is the kernel traced with those
 values (instruction for instruction, value for value), and both forms run on the simulator alike."""
 
-import collections
 import json
 import os
 import subprocess
@@ -14,7 +13,6 @@ import numpy as np
 
 import support
 from nctlm.nki import cli, kernel, program
-from nctlm.nki import expr as ex
 from nctlm.nki.dtypes import round_to
 from nctlm.nki.executor import run_program
 
@@ -27,27 +25,6 @@ NCTLM = os.environ.get("NCTLM") or os.path.join(REPO, "build", "bin", "nctlm")
 
 def kernel_file(name):
     return os.path.join(REPO, library.source(name))
-
-
-def expanded_ops(doc, args):
-    """Instructions by op once the loops expand, the program's arguments at `args`."""
-    ops = collections.Counter()
-
-    def walk(body, env):
-        for node in body:
-            if "loop" in node:
-                start = ex.evaluate(ex.parse(node.get("start", 0)), env)
-                step = ex.evaluate(ex.parse(node.get("step", 1)), env)
-                for t in range(ex.evaluate(ex.parse(node["trip"]), env)):
-                    walk(node["body"], dict(env, **{node["loop"]: start + step * t}))
-            else:
-                ops[node["op"]] += 1
-
-    env = {k: ex.parse(v) for k, v in doc["args"].items()}
-    env.update(args)
-    for pid in range(ex.evaluate(ex.parse(doc["grid"]), env)):
-        walk(doc["body"], dict(env, pid=pid))
-    return ops
 
 
 def shipped(name):
@@ -107,7 +84,7 @@ class SymbolicIsTheTraceAtThoseValues(unittest.TestCase):
                     traced, _, _ = support.trace(kernel_file(name), name, *concrete)
                     self.assertEqual(traced["args"], {})
                     # The same instructions, op by op, once the loops expand.
-                    self.assertEqual(expanded_ops(doc, values), expanded_ops(traced, {}))
+                    self.assertEqual(support.expanded_ops(doc, values), support.expanded_ops(traced))
                     # The same values: the parametric program interpreted at these arguments, the
                     # kernel run with numpy on the same inputs.
                     prog = program.from_json(doc, args=values)
