@@ -36,9 +36,9 @@ uint32_t clamp32(uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)
 
 } // namespace
 
-Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
+Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, [[maybe_unused]] const PeConfig& pe,
                  const LoweringOptions& o)
-    : p_(p), l_(l), pe_(pe), o_(o), walker_(p, l, instance), deps_(l) {
+    : p_(p), o_(o), walker_(p, l, instance), deps_(l) {
     for (auto& b : l.buffers) {
         copy_base_.push_back(copies_);
         copies_ += b.bufs;
