@@ -28,7 +28,7 @@ struct KernelTestbenchConfig {
 class KernelTestbench : public Testbench {
 public:
     // The kernel file (JSON), set by the runner from -w before configure().
-    void set_program_file(const std::string& path) { file_ = path; }
+    void set_program_file(const std::string& path) override { file_ = path; }
     void configure(const ConfigTree& tree) override;
     void build(Platform& platform) override;
     nlohmann::json results() const override;
