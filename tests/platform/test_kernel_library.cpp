@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <fstream>
+#include <tuple>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -126,5 +127,23 @@ TEST(KernelLibrary, TheRooflineIsAFloorOnRandomValidParameters) {
         const char* platform = pick({"trn1", "trn2"});
         json r = run(platform, c, extra);
         expect_roofline_floor(r, fmt::format("{} on {}{}", c.kernel, platform, extra));
+    }
+}
+
+// docs/kernels.md's limits: the row kernels keep 18, 28, 16 bytes per column (and a few for the
+// statistics) per partition in SBUF; the widest rows that fit trn1's 192 KiB load, one more
+// column block does not (exit 2 naming the SBUF overflow).
+TEST(KernelLibrary, RowKernelsFitSbufUpToTheDocumentedWidths) {
+    for (auto [kernel, per_col, fixed] : {std::tuple{"rmsnorm", 18, 20}, std::tuple{"layernorm", 28, 44},
+                                          std::tuple{"softmax", 16, 24}}) {
+        int64_t widest = (192 * 1024 - fixed) / per_col;
+        for (int64_t cols : {widest, widest + 1}) {
+            test::CliResult r = test::run_cli(
+                fmt::format("validate -p trn1 -t kernel -w {} --set kernel.ROWS=128 --set kernel.COLS={}", kernel, cols));
+            EXPECT_EQ(r.exit_code, cols == widest ? 0 : 2) << kernel << " COLS=" << cols << ": " << r.err;
+            if (cols > widest) {
+                EXPECT_NE(r.err.find("the SBUF buffers need"), std::string::npos) << r.err;
+            }
+        }
     }
 }
