@@ -133,24 +133,22 @@ RankProgram make_rank_program(const Schedule& s, uint32_t rank, const std::vecto
                     w.push_back({uint32_t(r.sem), r.value});
                 return w;
             };
-            Instruction la = dma(nctlm::Op::DmaRead, memory[rank].at({t.src.buffer, t.src.offset + off}), bytes, np,
-                                 a_base + copy * copy_bytes);
-            la.waits = with(input_waits, a_free[copy]);
-            la.signal = kLoads;
-            la.signal_ordinal = ++loads;
-            ins.push_back(la);
-            out.load_bytes += bytes;
+            // A tile of `region` into SBUF at `sbuf` once its copy there is free.
+            auto load = [&](const Region& region, uint64_t sbuf, const Release& freed) {
+                Instruction l = dma(nctlm::Op::DmaRead, memory[rank].at({region.buffer, region.offset + off}), bytes,
+                                    np, sbuf);
+                l.waits = with(input_waits, freed);
+                l.signal = kLoads;
+                l.signal_ordinal = ++loads;
+                ins.push_back(l);
+                out.load_bytes += bytes;
+            };
+            load(t.src, a_base + copy * copy_bytes, a_free[copy]);
             uint64_t data_ready_loads = loads;
             uint64_t src_sbuf = a_base + copy * copy_bytes;
             std::vector<SemWait> store_waits;
             if (reduce) {
-                Instruction lb = dma(nctlm::Op::DmaRead, memory[rank].at({t.add->buffer, t.add->offset + off}), bytes, np,
-                                     b_base + copy * copy_bytes);
-                lb.waits = with(input_waits, b_free[copy]);
-                lb.signal = kLoads;
-                lb.signal_ordinal = ++loads;
-                ins.push_back(lb);
-                out.load_bytes += bytes;
+                load(*t.add, b_base + copy * copy_bytes, b_free[copy]);
                 Instruction v;
                 v.op = nctlm::Op::VectorOp;
                 v.unit = Unit::Vector;

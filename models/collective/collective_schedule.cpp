@@ -108,6 +108,16 @@ void ring(Schedule& s) {
         prev = cur;
         ++step;
     };
+    // Rank r's transfer of slice j at this step; slices of a step interleave (slice j never waits
+    // for slice j + 1).
+    auto place = [&](Transfer x, uint32_t r, uint32_t j) {
+        x.rank = r;
+        x.bytes = sl[j].bytes;
+        x.step = step;
+        x.round = step * J + j;
+        x.slice = j;
+        cur[r][j] = b.add(std::move(x));
+    };
     if (sp.op == Operation::AllGather) {
         // Step 0: every rank sends its own chunk (and copies it into its own output); step t
         // forwards the chunk it received at step t - 1.
@@ -115,8 +125,6 @@ void ring(Schedule& s) {
             for (uint32_t r = 0; r < n; ++r)
                 for (uint32_t j = 0; j < J; ++j) {
                     Transfer x;
-                    x.rank = r;
-                    x.bytes = sl[j].bytes;
                     uint64_t c = chunk(int64_t(r) - t), o = c * C + sl[j].offset;
                     x.src = t == 0 ? in(sl[j].offset) : out(o);
                     if (t == 0)
@@ -124,10 +132,7 @@ void ring(Schedule& s) {
                     else
                         x.after.assign(1, prev[up(r)][j]);
                     x.dests.push_back({down(r), out(o)});
-                    x.step = step;
-                    x.round = step * J + j;  // slices of a step interleave: slice j never waits for slice j + 1
-                    x.slice = j;
-                    cur[r][j] = b.add(std::move(x));
+                    place(std::move(x), r, j);
                 }
             next_step();
         }
@@ -140,8 +145,6 @@ void ring(Schedule& s) {
         for (uint32_t r = 0; r < n; ++r)
             for (uint32_t j = 0; j < J; ++j) {
                 Transfer x;
-                x.rank = r;
-                x.bytes = sl[j].bytes;
                 uint64_t c = chunk(int64_t(r) - 1 - st);
                 if (st == 0) {
                     x.src = in(c * C + sl[j].offset);
@@ -151,10 +154,7 @@ void ring(Schedule& s) {
                     x.after.assign(1, prev[up(r)][j]);
                 }
                 x.dests.push_back({down(r), scratch(st * C + sl[j].offset)});
-                x.step = step;
-                    x.round = step * J + j;  // slices of a step interleave: slice j never waits for slice j + 1
-                x.slice = j;
-                cur[r][j] = b.add(std::move(x));
+                place(std::move(x), r, j);
             }
         next_step();
     }
@@ -162,8 +162,6 @@ void ring(Schedule& s) {
     for (uint32_t r = 0; r < n; ++r)
         for (uint32_t j = 0; j < J; ++j) {
             Transfer x;
-            x.rank = r;
-            x.bytes = sl[j].bytes;
             x.src = scratch((n - 2) * C + sl[j].offset);
             x.add = in(r * C + sl[j].offset);
             x.after.assign(1, prev[up(r)][j]);
@@ -173,10 +171,7 @@ void ring(Schedule& s) {
                 x.dests.push_back({r, out(r * C + sl[j].offset)});
                 x.dests.push_back({down(r), out(r * C + sl[j].offset)});
             }
-            x.step = step;
-                    x.round = step * J + j;  // slices of a step interleave: slice j never waits for slice j + 1
-            x.slice = j;
-            cur[r][j] = b.add(std::move(x));
+            place(std::move(x), r, j);
         }
     next_step();
     if (sp.op == Operation::ReduceScatter) {
@@ -188,16 +183,11 @@ void ring(Schedule& s) {
         for (uint32_t r = 0; r < n; ++r)
             for (uint32_t j = 0; j < J; ++j) {
                 Transfer x;
-                x.rank = r;
-                x.bytes = sl[j].bytes;
                 uint64_t o = chunk(int64_t(r) - t) * C + sl[j].offset;
                 x.src = out(o);
                 x.after.assign(1, prev[up(r)][j]);
                 x.dests.push_back({down(r), out(o)});
-                x.step = step;
-                    x.round = step * J + j;  // slices of a step interleave: slice j never waits for slice j + 1
-                x.slice = j;
-                cur[r][j] = b.add(std::move(x));
+                place(std::move(x), r, j);
             }
         next_step();
     }
