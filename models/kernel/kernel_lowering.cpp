@@ -257,8 +257,25 @@ KernelCounts& KernelCounts::operator+=(const KernelCounts& o) {
     return *this;
 }
 
+std::string semaphore_name(const KernelProgram& p, const Layout& l, uint32_t sem) {
+    if (sem < kUnitSems)
+        return fmt::format("the {} engine's completions", unit_name(Unit(sem)));
+    uint32_t k = sem - kUnitSems, copies = 0;
+    for (auto& b : l.buffers)
+        copies += b.bufs;
+    bool store = k >= copies;
+    k %= copies;
+    for (size_t b = 0; b < l.buffers.size(); ++b) {
+        if (k < l.buffers[b].bufs)
+            return fmt::format("the {} buffer '{}' copy {}", store ? "stores from" : "loads into", p.buffers[b].name, k);
+        k -= l.buffers[b].bufs;
+    }
+    return fmt::format("semaphore {}", sem);
+}
+
 KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
-                          const LoweringOptions& o) {
+                          const LoweringOptions& o, uint64_t max_instructions) {
+    count_instructions(p, l, instance, max_instructions);
     KernelCounts c;
     Lowerer lower(p, l, instance, pe, o);
     c.semaphores = lower.semaphores();
@@ -349,6 +366,7 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
             c.descriptors += dma_descriptor_count(ins, in.descriptor_bytes ? in.descriptor_bytes : o.descriptor_bytes);
             break;
         case KernelOp::Barrier:
+            c.grid_barriers += in.grid_scope ? 1 : 0;
             break;
         default:
             for (int r = 0; r < s.n_reads; ++r)
@@ -423,6 +441,7 @@ nctlm::Program make_kernel_program(std::shared_ptr<const KernelProgram> p, std::
     prog.semaphores = counts.semaphores;
     prog.tiles = uint32_t(counts.tiles);
     prog.dma_records = false;
+    prog.semaphore_name = [p, l](uint32_t sem) { return semaphore_name(*p, *l, sem); };
     prog.source = std::make_shared<KernelSource>(std::move(p), std::move(l), instance, pe, o, counts);
     return prog;
 }
