@@ -10,6 +10,7 @@
 namespace nctlm {
 
 using json = nlohmann::json;
+using analytic::GqaBlockShape;
 
 namespace {
 
@@ -57,7 +58,7 @@ struct Shape {
     GqaBlockShape full, tail;  // tail.tiles = 0: every block is full
     uint64_t T = 0, tail_tokens = 0;
     uint32_t nbh = 0;          // blocks per head
-    uint32_t head_rows = 0;    // rows the merge covers (the tail's when it is the head's only block)
+    uint32_t head_rows = 0;    // rows the merge covers: a head starts with a full block
     uint32_t qp = 0;           // Q rows loaded at once: every head's (H x G) or one head's
     bool q_per_head = false;
 };
@@ -81,7 +82,7 @@ std::string problem(const GqaKernelSpec& s, const PeConfig& pe, Shape& sh) {
         return fmt::format("block_tokens={} and the {} tokens of a slice must be whole tiles of {} tokens",
                            s.block_tokens, s.tokens, s.tile_tokens);
     sh.T = std::min<uint64_t>(s.block_tokens, s.tokens);
-    sh.full = gqa_block_shape(pe.sbuf_partitions, s.group, sh.T, s.tile_tokens);
+    sh.full = analytic::gqa_block_shape(pe.sbuf_partitions, s.group, sh.T, s.tile_tokens);
     sh.nbh = uint32_t(ceil_div(s.tokens, sh.T));
     sh.tail_tokens = s.tokens % sh.T;
     sh.head_rows = sh.full.rows;
@@ -92,10 +93,7 @@ std::string problem(const GqaKernelSpec& s, const PeConfig& pe, Shape& sh) {
             return fmt::format("the last block of a slice has {} tokens, not a multiple of a chunk's {} tokens: make "
                                "the slice's {} tokens a multiple of workload.block_tokens or of {}",
                                sh.tail_tokens, sh.full.len, s.tokens, sh.full.len);
-        sh.tail = sh.full;
-        sh.tail.tiles = uint32_t(tiles);
-        sh.tail.chunks = uint32_t(tiles / sh.full.sub);
-        sh.tail.rows = sh.tail.chunks * s.group;
+        sh.tail = analytic::gqa_tail_shape(sh.full, uint32_t(tiles), s.group);
     }
     sh.q_per_head = uint64_t(s.heads) * s.group > std::min(pe.sbuf_partitions, pe.tensor_rows);
     sh.qp = sh.q_per_head ? s.group : s.heads * s.group;
@@ -155,7 +153,7 @@ private:
     json tensors() const;
     json buffers() const;
     json load_q(const std::string& h) const;
-    json load_kv(const std::string& b, const GqaBlockShape& k) const;
+    json load_kv(const std::string& b, const GqaBlockShape& k, int which) const;  // 0: K, 1: V
     json qk(const std::string& b, const GqaBlockShape& k) const;
     json softmax(const std::string& b, const GqaBlockShape& k, bool init) const;
     json transpose(const std::string& b, const GqaBlockShape& k) const;
@@ -264,7 +262,7 @@ json Builder::load_q(const std::string& h) const {
 
 // The block's K^T page (head_dim rows of its tokens) and V page (its tokens' rows), each one
 // contiguous run, one descriptor per K/V tile, spread over the queues.
-json Builder::load_kv(const std::string& b, const GqaBlockShape& k) const {
+json Builder::load_kv(const std::string& b, const GqaBlockShape& k, int which) const {
     const uint64_t D = s_.head_dim, tt = s_.tile_tokens, tokens = uint64_t(k.tiles) * tt, slice = s_.tokens * D;
     const uint64_t desc = tt * D * dtype_bytes(s_.dtype);
     auto page = [&](int v) {
@@ -281,8 +279,9 @@ json Builder::load_kv(const std::string& b, const GqaBlockShape& k) const {
                           {"descriptor_bytes", desc},
                           {"tile", b}});
     };
-    return json::array({dma(kdst, 0, json::array({rng(tokens, D), rng(1, tokens)})),
-                        dma(vdst, 1, json::array({rng(k.tiles * D, tt), rng(1, k.tiles * D)}))});
+    if (which == 0)
+        return json::array({dma(kdst, 0, json::array({rng(tokens, D), rng(1, tokens)}))});
+    return json::array({dma(vdst, 1, json::array({rng(k.tiles * D, tt), rng(1, k.tiles * D)}))});
 }
 
 // Q.K^T: chunk c's tokens (one per partition p: p x tiles + c x sub + s) against its G query rows.
@@ -334,8 +333,8 @@ json Builder::transpose(const std::string& b, const GqaBlockShape& k) const {
     return json::array({loop("s", k.sub, json::array({
         op("transpose", {{"dst", chip("pt_ps", copy, std::nullopt, cols)},
                          {"src", chip("p_sb", b, rows(k.rows), json::array({rng(0, tt), rng("s", 1)}))}}),
-        op("tensor_copy", {{"dst", chip("pt_sb", copy, std::nullopt, cols)},
-                           {"src", chip("pt_ps", copy, std::nullopt, cols)}}),
+        op("activation", {{"func", "copy"}, {"dst", chip("pt_sb", copy, std::nullopt, cols)},
+                          {"src", chip("pt_ps", copy, std::nullopt, cols)}}),
     }))});
 }
 
@@ -500,7 +499,11 @@ json Builder::build() {
     json it = json::array();
     if (sh_.q_per_head)
         it.push_back(when(first(cur) + fmt::format(" and jj < {}", NB), load_q(head(cur))));
-    json loads = shaped(cur, [&](const GqaBlockShape& k) { return load_kv(cur, k); });
+    json loads = shaped(cur, [&](const GqaBlockShape& k) {
+        json kv = load_kv(cur, k, 0);
+        append(kv, load_kv(cur, k, 1));
+        return kv;
+    });
     json qks = shaped(cur, [&](const GqaBlockShape& k) { return qk(cur, k); });
     json soft = shaped(cur, [&](const GqaBlockShape& k) {
         return first_or_not(cur, [&](bool init) { return softmax(cur, k, init); });
@@ -536,22 +539,6 @@ json Builder::build() {
 }
 
 } // namespace
-
-GqaBlockShape gqa_block_shape(uint32_t partitions, uint32_t group, uint64_t tokens, uint32_t tile_tokens) {
-    GqaBlockShape b;
-    b.tiles = uint32_t(ceil_div(tokens, tile_tokens));
-    uint32_t most = std::max(1u, partitions / std::max(1u, group));
-    b.chunks = 1;
-    for (uint32_t c = std::min(most, b.tiles); c >= 1; --c)
-        if (b.tiles % c == 0) {
-            b.chunks = c;
-            break;
-        }
-    b.sub = b.tiles / b.chunks;
-    b.rows = group * b.chunks;
-    b.len = uint64_t(b.sub) * tile_tokens;
-    return b;
-}
 
 std::string gqa_kernel_check(const GqaKernelSpec& s, const PeConfig& pe) {
     Shape sh;

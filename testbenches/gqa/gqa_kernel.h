@@ -23,6 +23,7 @@
 // Pure C++: JSON for KernelProgram::from_json.
 #pragma once
 
+#include "models/analytic/roofline.h"
 #include "models/pe/engine_timing.h"
 #include "models/pe/pe_config.h"
 
@@ -46,14 +47,6 @@ struct GqaKernelSpec {
     bool interleaved = false;
     uint64_t kv_region = 0, misc_base = 0, misc_region = 0;
 };
-
-// The flash-decoding shape of one block: `chunks` chunks of `sub` K/V tiles each.
-struct GqaBlockShape {
-    uint32_t tiles = 0, chunks = 0, sub = 0, rows = 0;
-    uint64_t len = 0;  // tokens per chunk
-};
-// chunks: the largest divisor of the block's tiles with G x chunks <= the partitions.
-GqaBlockShape gqa_block_shape(uint32_t partitions, uint32_t group, uint64_t tokens, uint32_t tile_tokens);
 
 // "" or what does not fit (array, SBUF, PSUM) and what would, naming the workload key.
 std::string gqa_kernel_check(const GqaKernelSpec& s, const PeConfig& pe);
