@@ -25,6 +25,20 @@ RunOutcome run_kernel(const std::string& platform, const std::string& kernel, st
     return run(o);
 }
 
+// A kernel run with a trace; returns the trace.
+json traced(const std::string& platform, const std::string& kernel) {
+    std::string trace = test::temp_file("", ".json");
+    RunOptions o;
+    o.platform_file = test::platform(platform);
+    o.testbench = "kernel";
+    o.workload_file = kernel;
+    o.trace_file = trace;
+    RunOutcome out = run(o);
+    EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors[0]);
+    std::ifstream in(trace);
+    return json::parse(in);
+}
+
 const json& results(const RunOutcome& out) {
     EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors[0]);
     return out.report["results"];
@@ -192,16 +206,7 @@ TEST(KernelRun, ExplicitOffsetsPlaceTensorsAndInstancesReadEachOthersCopies) {
       "body": [{"op": "dma", "dst": {"buf": "t", "copy": 0}, "src": {"tensor": "x", "index": [[0, 128], [0, 256]]}},
                {"op": "dma", "dst": {"buf": "t", "copy": 1}, "src": {"tensor": "z", "index": [[0, 128], [0, 256]]}},
                {"op": "dma", "dst": {"buf": "t", "copy": 2}, "src": {"tensor": "x", "instance": "1 - pid", "index": [[0, 128], [0, 256]]}}]})";
-    std::string file = test::temp_file(text, ".json"), trace = test::temp_file("", ".json");
-    RunOptions o;
-    o.platform_file = test::platform("trn2");
-    o.testbench = "kernel";
-    o.workload_file = file;
-    o.trace_file = trace;
-    RunOutcome out = run(o);
-    ASSERT_TRUE(out.errors.empty()) << out.errors[0];
-    std::ifstream in(trace);
-    json t = json::parse(in);
+    json t = traced("trn2", test::temp_file(text, ".json"));
     std::map<std::pair<std::string, int64_t>, uint64_t> address;  // (track's process, instruction) -> address
     std::map<int64_t, std::string> process;
     for (auto& e : t["traceEvents"])
@@ -235,16 +240,7 @@ TEST(KernelRun, DmaInstructionsIssuedTogetherPostInIssueOrder) {
       "body": [{"loop": "i", "trip": 4, "body": [{"op": "dma", "prebuilt": true, "queue": 0, "dst": {"buf": "t", "copy": "i"},
                 "src": {"tensor": "x", "index": [["i", 1], [0, 128], [0, 2048]]}}]}]})",
                                        ".json");
-    std::string trace = test::temp_file("", ".json");
-    RunOptions o;
-    o.platform_file = test::platform("trn1");
-    o.testbench = "kernel";
-    o.workload_file = file;
-    o.trace_file = trace;
-    RunOutcome out = run(o);
-    ASSERT_TRUE(out.errors.empty()) << out.errors[0];
-    std::ifstream in(trace);
-    json t = json::parse(in);
+    json t = traced("trn1", file);
     std::map<int64_t, double> end;
     for (auto& e : t["traceEvents"])
         if (e["ph"] == "X" && e["args"].contains("instruction") && e["args"].value("command", "") == "dma")
