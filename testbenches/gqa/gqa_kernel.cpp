@@ -54,7 +54,7 @@ void append(json& list, const json& more) {
 
 // The layout facts the body needs.
 struct Shape {
-    uint32_t P = 0, G = 0, D = 0, tt = 0, B = 0, H = 0, OB = 0;
+    uint32_t B = 0, OB = 0;    // K/V slots; staging copies for K and for V
     GqaBlockShape full, tail;  // tail.tiles = 0: every block is full
     uint64_t T = 0, tail_tokens = 0;
     uint32_t nbh = 0;          // blocks per head
@@ -64,8 +64,7 @@ struct Shape {
 };
 
 std::string problem(const GqaKernelSpec& s, const PeConfig& pe, Shape& sh) {
-    sh.P = pe.sbuf_partitions;
-    sh.G = s.group, sh.D = s.head_dim, sh.tt = s.tile_tokens, sh.B = s.buffers, sh.H = s.heads;
+    sh.B = s.buffers;
     sh.OB = std::max(1u, s.operand_buffers);
     if (s.group == 0 || s.group > pe.sbuf_partitions || s.group > pe.tensor_cols)
         return fmt::format("a group of {} query heads per KV head does not fit the {} partitions / {} array columns "
@@ -99,11 +98,11 @@ std::string problem(const GqaKernelSpec& s, const PeConfig& pe, Shape& sh) {
     sh.qp = sh.q_per_head ? s.group : s.heads * s.group;
     const uint64_t bank = pe.psum_bank_bytes();
     if (sh.full.len > pe.moving_max || sh.full.len * 4 > bank)
-        return fmt::format("a chunk of {} tokens ({} x {} tokens in {} chunks of {} query rows) needs {} of scores "
-                           "per PSUM partition but a PSUM bank holds {} (at most {} tokens, pe.moving_max={}): use "
-                           "fewer tokens per block (workload.block_tokens) or a smaller group",
-                           sh.full.len, sh.T, 1, sh.full.chunks, s.group, format_bytes(sh.full.len * 4),
-                           format_bytes(bank), std::min<uint64_t>(bank / 4, pe.moving_max), pe.moving_max);
+        return fmt::format("a chunk of {} tokens (a block of {} tokens in {} chunk(s) of {} query rows) needs {} of "
+                           "scores per PSUM partition but a PSUM bank holds {} (at most {} tokens, pe.moving_max={}): "
+                           "use fewer tokens per block (workload.block_tokens) or a smaller group",
+                           sh.full.len, sh.T, sh.full.chunks, s.group, format_bytes(sh.full.len * 4), format_bytes(bank),
+                           std::min<uint64_t>(bank / 4, pe.moving_max), pe.moving_max);
     // SBUF per partition, as make_layout() counts it: the K/V slots and everything else.
     const uint32_t e = dtype_bytes(s.dtype), R = sh.full.rows, D = s.head_dim, G = s.group;
     const uint64_t kv_slot = sh.T * e + uint64_t(sh.full.tiles) * D * e;  // one K and one V copy
