@@ -275,7 +275,7 @@ TEST(CollectiveFigures, LooselyTimedOverChipsStaysWithinItsMeasuredError) {
     };
     for (uint32_t ranks : {2u, 8u}) {
         double at = time_us("at", ranks), lt = time_us("lt", ranks);
-        EXPECT_GE(lt / at, 1.0) << ranks << " ranks";
-        EXPECT_LE(lt / at, 1.6) << ranks << " ranks: AT " << at << " us, LT " << lt << " us";
+        EXPECT_GE(lt / at, 0.95) << ranks << " ranks: AT " << at << " us, LT " << lt << " us";
+        EXPECT_LE(lt / at, 1.7) << ranks << " ranks: AT " << at << " us, LT " << lt << " us";
     }
 }
