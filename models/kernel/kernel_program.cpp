@@ -355,7 +355,7 @@ private:
             return o;
         }
         if (j.contains("tensor")) {
-            check_keys(j, path, {"tensor", "offset", "ap", "index"});
+            check_keys(j, path, {"tensor", "offset", "ap", "index", "instance"});
             std::string name = string(j["tensor"], path + "/tensor");
             o.kind = Operand::Kind::Hbm;
             o.index = find_tensor(name);
@@ -367,6 +367,13 @@ private:
             }
             if (j.contains("ap") == j.contains("index"))
                 fail(path, "an HBM operand has either \"offset\" + \"ap\" or \"index\"");
+            if (j.contains("instance")) {
+                if (!p_.tensors[size_t(o.index)].per_instance)
+                    fail(path + "/instance", "tensor '" + name + "' is shared by the grid: \"instance\" names another "
+                                             "instance's copy of a per_instance tensor");
+                o.has_instance = true;
+                o.instance = expr(j["instance"], path + "/instance");
+            }
             if (j.contains("ap")) {
                 o.offset = j.contains("offset") ? expr(j["offset"], path + "/offset") : Expr::constant(0);
                 const json& ap = array(j["ap"], path + "/ap");
@@ -648,6 +655,58 @@ KernelProgram KernelProgram::load(const std::string& path) {
         throw KernelError(fmt::format("{}: not valid JSON: {}", path, e.what()));
     }
     return from_json(j, path);
+}
+
+namespace {
+bool operand_uses(const Operand& o, int slot) {
+    if (o.kind == Operand::Kind::Chip) {
+        bool u = o.copy.uses(slot) || (!o.p_whole && (o.p_start.uses(slot) || o.p_size.uses(slot)));
+        for (size_t i = 0; i < o.f_start.size(); ++i)
+            u = u || o.f_start[i].uses(slot) || o.f_size[i].uses(slot);
+        return u;
+    }
+    if (o.kind == Operand::Kind::Hbm) {
+        bool u = o.offset.uses(slot) || (o.has_instance && o.instance.uses(slot));
+        for (auto& [s, n] : o.ap)
+            u = u || s.uses(slot) || n.uses(slot);
+        return u;
+    }
+    return false;
+}
+bool nodes_use(const std::vector<Node>& nodes, int slot) {
+    for (const Node& n : nodes) {
+        if (n.kind == Node::Kind::Loop &&
+            (n.trip.uses(slot) || n.start.uses(slot) || n.step.uses(slot) || nodes_use(n.body, slot)))
+            return true;
+        if (n.kind == Node::Kind::If && (n.cond.uses(slot) || nodes_use(n.body, slot) || nodes_use(n.orelse, slot)))
+            return true;
+    }
+    return false;
+}
+} // namespace
+
+bool uses_pid(const KernelProgram& p) {
+    const int slot = p.pid_slot;
+    for (auto& t : p.tensors)
+        for (auto& d : t.shape)
+            if (d.uses(slot))
+                return true;
+    for (auto& b : p.buffers) {
+        if (b.partitions.uses(slot) || b.bufs.uses(slot))
+            return true;
+        for (auto& d : b.shape)
+            if (d.uses(slot))
+                return true;
+    }
+    for (auto& in : p.instrs) {
+        if (operand_uses(in.dst, slot) || in.start.uses(slot) || in.stop.uses(slot) || (in.has_tile && in.tile.uses(slot)))
+            return true;
+        for (auto* list : {&in.reads, &in.more_dst})
+            for (auto& o : *list)
+                if (operand_uses(o, slot))
+                    return true;
+    }
+    return nodes_use(p.body, slot);
 }
 
 void KernelProgram::set_arg(const std::string& name, int64_t value) {

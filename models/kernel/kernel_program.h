@@ -62,6 +62,10 @@ struct Operand {
     // Hbm: element (i0, i1, ...) at offset + sum(i_d x stride_d); ap[d] = (stride, count).
     Expr offset;
     std::vector<std::pair<Expr, Expr>> ap;
+    // Hbm: the grid instance whose copy of a per-instance tensor is accessed (a peer's, for
+    // collectives); absent: the running instance's own.
+    bool has_instance = false;
+    Expr instance;
     double number = 0;
     bool present() const { return kind != Kind::None; }
 };
@@ -137,5 +141,9 @@ struct KernelProgram {
     static KernelProgram load(const std::string& path);                                 // throws KernelError
     void set_arg(const std::string& name, int64_t value);                         // throws KernelError
 };
+
+// Whether any expression of the program reads `pid`: if none does, every instance of the grid
+// runs the same instructions (and a check of one holds for all).
+bool uses_pid(const KernelProgram& p);
 
 } // namespace nctlm::kernel

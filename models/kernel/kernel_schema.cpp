@@ -84,6 +84,7 @@ json kernel_schema() {
                 {"properties",
                  {{"tensor", {{"type", "string"}}},
                   {"offset", ref("expr")},
+                  {"instance", ref("expr")},
                   {"ap", {{"type", "array"}, {"items", ref("range")}, {"minItems", 1}, {"maxItems", 6}}},
                   {"index", {{"type", "array"}, {"items", ref("range")}, {"minItems", 1}}}}}};
     json instructions = json::array();

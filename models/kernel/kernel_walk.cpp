@@ -115,7 +115,14 @@ HbmAccess Walker::hbm(const Operand& o, const Instr& in, const char* role) const
                              numel));
     a.lo = uint64_t(offset) * tl.elem_bytes;
     a.hi = (uint64_t(hi) + 1) * tl.elem_bytes;
-    a.address = tl.address(instance_) + a.lo;
+    uint32_t owner = instance_;
+    if (o.has_instance) {
+        int64_t i = value(o.instance);
+        if (i < 0 || i >= int64_t(l_.grid))
+            fail(in, fmt::format("{}: instance {} of tensor '{}' but the grid has {} instance(s)", role, i, t.name, l_.grid));
+        owner = uint32_t(i);
+    }
+    a.address = tl.address(owner) + a.lo;
     return a;
 }
 

@@ -21,8 +21,12 @@ public:
     // Instance i of the grid runs on tile first_tile + i x core_stride. Throws ConfigError.
     KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, uint32_t first_tile,
                  uint32_t core_stride);
+    // Instance i runs on tiles[i]; the program's grid must be tiles.size() (an op graph's ranks).
+    KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, std::vector<uint32_t> tiles);
     uint32_t instances() const { return uint32_t(counts_.size()); }
-    uint32_t tile(uint32_t instance) const { return first_tile_ + instance * core_stride_; }
+    uint32_t tile(uint32_t instance) const {
+        return tiles_.empty() ? first_tile_ + instance * core_stride_ : tiles_.at(instance);
+    }
     const kernel::KernelCounts& counts(uint32_t instance) const { return counts_.at(instance); }
     const kernel::KernelProgram& program() const { return *program_; }
     const kernel::Layout& layout() const { return *layout_; }
@@ -31,6 +35,10 @@ public:
     // instance), each aligned to a full interleave round, from the start of its stack (or of the
     // interleaved window). Throws ConfigError when a stack cannot hold them.
     void place(const Platform& p);
+    // HBM addresses given by the caller (an op graph owns its tensors' placement across kernels):
+    // bases[t][i] is tensor t's address for instance i (one entry: shared by every instance).
+    // Throws ConfigError when a tensor or instance is missing.
+    void place_at(const std::vector<std::vector<uint64_t>>& bases);
     // Instance i's PE program (generated as its units reach it); place() first.
     Program pe_program(uint32_t instance) const;
 
@@ -41,6 +49,8 @@ private:
     PeConfig pe_;
     std::vector<kernel::KernelCounts> counts_;
     uint32_t first_tile_ = 0, core_stride_ = 1;
+    std::vector<uint32_t> tiles_;  // explicit tile per instance (empty: first_tile + i x core_stride)
+    void check(const PlatformConfig& pc, uint32_t max_grid);
 };
 
 } // namespace nctlm
