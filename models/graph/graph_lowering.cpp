@@ -162,9 +162,9 @@ KernelCall OpLowerer::linear(int x, int w, int b, int y, uint64_t x_off, uint64_
 
 std::vector<Args> OpLowerer::elementwise_tilings(int64_t r, int64_t c) const {
     std::vector<Args> cands;
-    for (int64_t cb = std::min<int64_t>(c, 4096); cb >= 1; --cb)
-        if (c % cb == 0) {
-            cands.push_back({{"ROWS", r}, {"COLS", c}, {"CB", cb}});
+    for (int64_t tc = std::min<int64_t>(c, 2048); tc >= 1; --tc)
+        if (c % tc == 0) {
+            cands.push_back({{"ROWS", r}, {"COLS", c}, {"TC", tc}});
             if (cands.size() >= 4)
                 break;
         }
@@ -333,9 +333,11 @@ LoweredOp OpLowerer::run() {
     case OpKind::RmsNorm:
     case OpKind::LayerNorm: {
         bool rms = op_.op == OpKind::RmsNorm;
-        std::vector<Bind> binds = {{"x", op_.input("x")}, {"w", op_.input("w")}, {"y", op_.output("y")}};
-        if (!rms)
-            binds.push_back({"b", op_.input("b")});
+        std::vector<Bind> binds = {{"x", op_.input("x")}, {"y", op_.output("y")}};
+        if (rms)
+            binds.push_back({"g", op_.input("w")});
+        else
+            binds.insert(binds.end(), {{"gamma", op_.input("w")}, {"beta", op_.input("b")}});
         one(first_fit(rms ? "rmsnorm" : "layernorm", {{{"ROWS", rows(in("x"))}, {"COLS", cols(in("x"))}}}, binds));
         break;
     }
@@ -349,22 +351,21 @@ LoweredOp OpLowerer::run() {
                           {{"x", op_.input("a")}, {"b", op_.input("b")}, {"y", op_.output("y")}}));
             break;
         }
-        // The library's add kernel (configs/kernels/add.json): z = x + y, ROWS x COLS.
-        one(first_fit("add", {{{"ROWS", rows(in("a"))}, {"COLS", cols(in("a"))}}},
-                      {{"x", op_.input("a")}, {"y", op_.input("b")}, {"z", op_.output("y")}}));
+        one(first_fit("add", elementwise_tilings(rows(in("a")), cols(in("a"))),
+                      {{"a", op_.input("a")}, {"b", op_.input("b")}, {"out", op_.output("y")}}));
         break;
     case OpKind::Mul:
         one(first_fit("mul", elementwise_tilings(rows(in("a")), cols(in("a"))),
-                      {{"a", op_.input("a")}, {"b", op_.input("b")}, {"y", op_.output("y")}}));
+                      {{"a", op_.input("a")}, {"b", op_.input("b")}, {"out", op_.output("y")}}));
         break;
     case OpKind::Silu:
     case OpKind::Gelu:
         one(first_fit(op_.op == OpKind::Silu ? "silu" : "gelu", elementwise_tilings(rows(in("x")), cols(in("x"))),
-                      {{"x", op_.input("x")}, {"y", op_.output("y")}}));
+                      {{"x", op_.input("x")}, {"out", op_.output("y")}}));
         break;
     case OpKind::SiluMul:
         one(first_fit("silu_mul", elementwise_tilings(rows(in("gate")), cols(in("gate"))),
-                      {{"gate", op_.input("gate")}, {"up", op_.input("up")}, {"y", op_.output("y")}}));
+                      {{"gate", op_.input("gate")}, {"up", op_.input("up")}, {"out", op_.output("y")}}));
         break;
     case OpKind::Embedding: {
         const GraphTensor& table = in("table");

@@ -369,8 +369,8 @@ private:
                 fail(path, "an HBM operand has either \"offset\" + \"ap\" or \"index\"");
             if (j.contains("instance")) {
                 if (!p_.tensors[size_t(o.index)].per_instance)
-                    fail(path + "/instance", "tensor '" + name + "' is shared by the grid: \"instance\" names another "
-                                             "instance's copy of a per_instance tensor");
+                    fail(path + "/instance", "tensor '" + name + "' is shared by every instance: \"instance\" picks "
+                                             "another instance's copy of a per_instance tensor");
                 o.has_instance = true;
                 o.instance = expr(j["instance"], path + "/instance");
             }

@@ -61,11 +61,9 @@ struct Operand {
     std::vector<Expr> f_start, f_size;
     // Hbm: element (i0, i1, ...) at offset + sum(i_d x stride_d); ap[d] = (stride, count).
     Expr offset;
-    std::vector<std::pair<Expr, Expr>> ap;
-    // Hbm: the grid instance whose copy of a per-instance tensor is accessed (a peer's, for
-    // collectives); absent: the running instance's own.
-    bool has_instance = false;
+    bool has_instance = false;  // Hbm, per-instance tensor: another instance's copy
     Expr instance;
+    std::vector<std::pair<Expr, Expr>> ap;
     double number = 0;
     bool present() const { return kind != Kind::None; }
 };

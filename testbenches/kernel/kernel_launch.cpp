@@ -14,7 +14,7 @@ KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const
 
 KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc,
                            std::vector<uint32_t> tiles)
-    : program_(std::move(program)), pe_(pc.pe), tiles_(std::move(tiles)) {
+    : tiles_(std::move(tiles)), program_(std::move(program)), pe_(pc.pe) {
     for (uint32_t t : tiles_)
         if (t >= pc.platform.tiles)
             throw ConfigError(fmt::format("{}: tile {} but the platform has {} tiles", program_->file, t, pc.platform.tiles));
@@ -42,18 +42,6 @@ void KernelLaunch::check(const PlatformConfig& pc, uint32_t max_grid) {
         }
     } catch (const KernelError& e) {
         throw ConfigError(e.what());
-    }
-}
-
-void KernelLaunch::place_at(const std::vector<std::vector<uint64_t>>& bases) {
-    if (bases.size() != program_->tensors.size())
-        throw ConfigError(fmt::format("{}: {} tensor addresses for {} tensors", program_->file, bases.size(),
-                                      program_->tensors.size()));
-    for (size_t t = 0; t < bases.size(); ++t) {
-        if (bases[t].size() != 1 && bases[t].size() != instances())
-            throw ConfigError(fmt::format("{}: tensor '{}' has {} addresses for {} instances", program_->file,
-                                          program_->tensors[t].name, bases[t].size(), instances()));
-        layout_->tensors[t].base = bases[t];
     }
 }
 
@@ -100,6 +88,18 @@ void KernelLaunch::place(const Platform& p) {
 
 Program KernelLaunch::pe_program(uint32_t instance) const {
     return kernel::make_kernel_program(program_, layout_, instance, pe_, lowering_, counts_.at(instance));
+}
+
+void KernelLaunch::place_at(const std::vector<std::vector<uint64_t>>& bases) {
+    if (bases.size() != program_->tensors.size())
+        throw ConfigError(fmt::format("{}: {} tensor addresses for {} tensors", program_->file, bases.size(),
+                                      program_->tensors.size()));
+    for (size_t t = 0; t < bases.size(); ++t) {
+        if (bases[t].size() != 1 && bases[t].size() != instances())
+            throw ConfigError(fmt::format("{}: tensor '{}' has {} addresses for {} instances", program_->file,
+                                          program_->tensors[t].name, bases[t].size(), instances()));
+        layout_->tensors[t].base = bases[t];
+    }
 }
 
 } // namespace nctlm

@@ -23,6 +23,10 @@ public:
                  uint32_t core_stride);
     // Instance i runs on tiles[i]; the program's grid must be tiles.size() (an op graph's ranks).
     KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, std::vector<uint32_t> tiles);
+    // HBM addresses given by the caller instead of place() (an op graph owns its tensors' places
+    // across kernels): bases[t][i] is tensor t's address for instance i (one entry: every instance's).
+    // Throws ConfigError when a tensor or instance is missing.
+    void place_at(const std::vector<std::vector<uint64_t>>& bases);
     uint32_t instances() const { return uint32_t(counts_.size()); }
     uint32_t tile(uint32_t instance) const {
         return tiles_.empty() ? first_tile_ + instance * core_stride_ : tiles_.at(instance);
@@ -35,22 +39,18 @@ public:
     // instance), each aligned to a full interleave round, from the start of its stack (or of the
     // interleaved window). Throws ConfigError when a stack cannot hold them.
     void place(const Platform& p);
-    // HBM addresses given by the caller (an op graph owns its tensors' placement across kernels):
-    // bases[t][i] is tensor t's address for instance i (one entry: shared by every instance).
-    // Throws ConfigError when a tensor or instance is missing.
-    void place_at(const std::vector<std::vector<uint64_t>>& bases);
     // Instance i's PE program (generated as its units reach it); place() first.
     Program pe_program(uint32_t instance) const;
 
 private:
+    void check(const PlatformConfig& pc, uint32_t max_grid);
+    std::vector<uint32_t> tiles_;  // explicit tile per instance (empty: first_tile + i x core_stride)
     std::shared_ptr<kernel::KernelProgram> program_;
     std::shared_ptr<kernel::Layout> layout_;
     kernel::LoweringOptions lowering_;
     PeConfig pe_;
     std::vector<kernel::KernelCounts> counts_;
     uint32_t first_tile_ = 0, core_stride_ = 1;
-    std::vector<uint32_t> tiles_;  // explicit tile per instance (empty: first_tile + i x core_stride)
-    void check(const PlatformConfig& pc, uint32_t max_grid);
 };
 
 } // namespace nctlm
