@@ -311,6 +311,16 @@ json send_recv(const CollectiveSpec& s, Builder& b) {
 
 } // namespace
 
+std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, double latency_ns, double bytes_per_ns) {
+    if (s.kind == Collective::ReduceScatter || s.kind == Collective::SendRecv || !power_of_two(s.ranks))
+        return "ring";
+    const double n = s.ranks, b = double(bytes);
+    auto step = [&](double moved) { return 2 * latency_ns + 3 * moved / bytes_per_ns; };
+    double ring = s.kind == Collective::AllReduce ? 2 * (n - 1) * step(b / n) : (n - 1) * step(b / n);
+    double tree = s.kind == Collective::AllReduce ? 2 * log2_of(s.ranks) * step(b) : log2_of(s.ranks) * step(b / 2);
+    return tree < ring ? "tree" : "ring";
+}
+
 uint32_t collective_steps(const CollectiveSpec& s) {
     uint32_t n = s.ranks;
     switch (s.kind) {

@@ -44,6 +44,12 @@ nlohmann::json collective_program(const CollectiveSpec& s);
 // 2 (n - 1) / n for all_reduce, (n - 1) / n for all_gather and reduce_scatter, 1 for send_recv.
 double bus_factor(Collective c, uint32_t ranks);
 
+// "auto": the algorithm with the smaller step cost (docs/models.md): a step costs two DMA start
+// latencies plus the bytes a rank moves in it (three transfers of its chunk) at one core's DMA
+// bandwidth; ring: 2 (n - 1) steps of a 1/n chunk, tree: 2 log2 n steps of the whole tensor (power-of-two
+// groups only). `bytes` per rank, latency in ns, bandwidth in bytes per ns.
+std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, double latency_ns, double bytes_per_ns);
+
 // Steps each rank takes (between barriers), for reports.
 uint32_t collective_steps(const CollectiveSpec& s);
 

@@ -272,8 +272,8 @@ private:
                     fail(at, "expected true or false");
                 break;
             case AttrKind::Algorithm:
-                if (!v.is_string() || (v != "ring" && v != "tree"))
-                    fail(at, "algorithm is \"ring\" or \"tree\"");
+                if (!v.is_string() || (v != "ring" && v != "tree" && v != "auto"))
+                    fail(at, "algorithm is \"ring\", \"tree\" or \"auto\"");
                 if (o.op == OpKind::ReduceScatter && v == "tree")
                     fail(at, "reduce_scatter runs the ring algorithm only");
                 break;

@@ -221,6 +221,8 @@ void OpLowerer::collective(LoweredOp& lo) {
     default:
         break;
     }
+    if (s.algorithm == "auto")
+        s.algorithm = choose_algorithm(s, whole, pc_.dma.start_latency.ns, pc_.pe.dma_bandwidth.bytes_per_s / 1e9);
     json j;
     try {
         j = collective_program(s);

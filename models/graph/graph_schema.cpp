@@ -19,7 +19,7 @@ json attr_schema(AttrKind k) {
     case AttrKind::Bool:
         return {{"type", "boolean"}};
     case AttrKind::Algorithm:
-        return {{"enum", {"ring", "tree"}}};
+        return {{"enum", {"ring", "tree", "auto"}}};
     case AttrKind::Pairs:
         return {{"type", "array"},
                 {"minItems", 1},
@@ -37,7 +37,7 @@ const char* attr_text(AttrKind k) {
     case AttrKind::Bool:
         return "bool";
     case AttrKind::Algorithm:
-        return "\"ring\" | \"tree\"";
+        return "\"ring\" | \"tree\" | \"auto\"";
     case AttrKind::Pairs:
         return "[[src, dst], ...]";
     }
