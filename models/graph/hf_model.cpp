@@ -193,9 +193,12 @@ json encoder(const HfConfig& c, const ModelStep& s) {
         std::string ids = b.tensor("ids", {T}, "input", -1, "int32");
         std::string pos = b.tensor("position_ids", {T}, "input", -1, "int32");
         std::string type = b.tensor("token_type_ids", {T}, "input", -1, "int32");
-        std::string e = b.binary("add", "embed.add_pos", b.embedding("embed.word", ids, c.vocab, T, H),
-                                 b.embedding("embed.pos", pos, c.max_positions, T, H), "a", "b", {T, H}, -1);
-        e = b.binary("add", "embed.add_type", e, b.embedding("embed.type", type, c.type_vocab, T, H), "a", "b", {T, H}, -1);
+        // One statement each: the ops are emitted in this order (arguments' order is unspecified).
+        std::string word = b.embedding("embed.word", ids, c.vocab, T, H);
+        std::string position = b.embedding("embed.pos", pos, c.max_positions, T, H);
+        std::string token_type = b.embedding("embed.type", type, c.type_vocab, T, H);
+        std::string e = b.binary("add", "embed.add_pos", word, position, "a", "b", {T, H}, -1);
+        e = b.binary("add", "embed.add_type", e, token_type, "a", "b", {T, H}, -1);
         h = b.norm("layernorm", "embed.norm", e, T, H);
     } else {
         h = b.tensor("hidden_in", {T, H}, "input");
