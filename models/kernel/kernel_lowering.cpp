@@ -36,9 +36,9 @@ uint32_t clamp32(uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)
 
 } // namespace
 
-Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
+Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, [[maybe_unused]] const PeConfig& pe,
                  const LoweringOptions& o)
-    : p_(p), l_(l), pe_(pe), o_(o), walker_(p, l, instance), deps_(l) {
+    : p_(p), o_(o), walker_(p, l, instance), deps_(l) {
     for (auto& b : l.buffers) {
         copy_base_.push_back(copies_);
         copies_ += b.bufs;
@@ -202,6 +202,10 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
                                               : uint32_t(unit);
         uint64_t ordinal = ++issued_[sem];
         bool mine = !want || *want == unit;
+        // "auto" queues rotate over every DMA instruction, loads and stores, whichever unit asks.
+        uint32_t queue = 0;
+        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
+            queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
         std::vector<SemWait> waits;
         if (in.op == KernelOp::Barrier) {
             // Grid barrier: the sync unit waits for everything issued so far, meets the other
@@ -232,8 +236,7 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
         out.waits = std::move(waits);
         out.signal = int(sem);
         out.signal_ordinal = in_order(unit) ? 0 : ordinal;
-        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
-            out.queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
+        out.queue = queue;
         index = step_.index;
         return true;
     }

@@ -52,8 +52,6 @@ private:
     uint32_t copy_index(const ChipAccess& a) const { return copy_base_[size_t(a.buffer)] + a.copy; }
 
     const KernelProgram& p_;
-    const Layout& l_;
-    PeConfig pe_;
     LoweringOptions o_;
     Walker walker_;
     DependencyTracker deps_;

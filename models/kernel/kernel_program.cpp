@@ -110,7 +110,7 @@ public:
             fail("/format", "expected \"format\": \"nctlm-kernel\"");
         if (!j.contains("version") || !j["version"].is_number_integer())
             fail("/version", "expected \"version\": 1");
-        if (j["version"].get<int64_t>() != kFormatVersion)
+        if (j["version"] != kFormatVersion)
             fail("/version", fmt::format("version {} is not read by this build (it reads version {})",
                                          j["version"].dump(), kFormatVersion));
         p_.name = j.contains("name") ? string(j["name"], "/name") : "kernel";
@@ -120,8 +120,8 @@ public:
                 fail("/args", "args is an object of integer arguments");
             for (auto& [k, v] : j["args"].items()) {
                 check_name(k, "/args/" + k);
-                if (!v.is_number_integer())
-                    fail("/args/" + k, "an argument is an integer");
+                if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
+                    fail("/args/" + k, "an argument is a 64-bit integer");
                 if (symbols_.find(k) >= 0)
                     fail("/args/" + k, "argument '" + k + "' given twice");
                 symbols_.add(k);
@@ -190,10 +190,10 @@ private:
     Expr expr(const json& j, const std::string& path) const {
         if (j.is_boolean())
             return Expr::constant(j.get<bool>());
+        if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX))
+            fail(path, "number too large for a 64-bit integer");
         if (j.is_number_integer())
             return Expr::constant(j.get<int64_t>());
-        if (j.is_number_unsigned())
-            fail(path, "number too large for a 64-bit integer");
         if (j.is_string()) {
             try {
                 return Expr::parse(j.get<std::string>(), symbols_);

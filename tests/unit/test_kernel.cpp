@@ -308,6 +308,7 @@ TEST(KernelLowering, EachUnitsLazyStreamEqualsTheWholeWalk) {
             EXPECT_EQ(got.op, mine[k].first.op);
             EXPECT_EQ(got.signal, mine[k].first.signal);
             EXPECT_EQ(got.signal_ordinal, mine[k].first.signal_ordinal);
+            EXPECT_EQ(got.queue, mine[k].first.queue);
             ASSERT_EQ(got.waits.size(), mine[k].first.waits.size());
             for (size_t w = 0; w < got.waits.size(); ++w) {
                 EXPECT_EQ(got.waits[w].sem, mine[k].first.waits[w].sem);
