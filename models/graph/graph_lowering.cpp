@@ -353,13 +353,14 @@ LoweredOp OpLowerer::run() {
                           {{"x", op_.input("a")}, {"b", op_.input("b")}, {"y", op_.output("y")}}));
             break;
         }
-        one(first_fit("add", elementwise_tilings(rows(in("a")), cols(in("a"))),
-                      {{"a", op_.input("a")}, {"b", op_.input("b")}, {"out", op_.output("y")}}));
+        [[fallthrough]];
+    case OpKind::Mul: {
+        std::vector<Args> cands = elementwise_tilings(rows(in("a")), cols(in("a")));
+        for (auto& a : cands)
+            a.push_back({"OP", op_.op == OpKind::Add ? 0 : 1});
+        one(first_fit("eltwise_binary", cands, {{"a", op_.input("a")}, {"b", op_.input("b")}, {"out", op_.output("y")}}));
         break;
-    case OpKind::Mul:
-        one(first_fit("mul", elementwise_tilings(rows(in("a")), cols(in("a"))),
-                      {{"a", op_.input("a")}, {"b", op_.input("b")}, {"out", op_.output("y")}}));
-        break;
+    }
     case OpKind::Silu:
     case OpKind::Gelu:
         one(first_fit(op_.op == OpKind::Silu ? "silu" : "gelu", elementwise_tilings(rows(in("x")), cols(in("x"))),
