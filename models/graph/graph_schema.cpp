@@ -37,7 +37,7 @@ const char* attr_text(AttrKind k) {
     case AttrKind::Bool:
         return "bool";
     case AttrKind::Algorithm:
-        return "\"ring\" | \"tree\" | \"auto\"";
+        return "ring, tree or auto";
     case AttrKind::Pairs:
         return "[[src, dst], ...]";
     }
@@ -111,7 +111,7 @@ json graph_schema() {
 }
 
 std::string graph_format_markdown() {
-    std::string s = fmt::format("## Op graph format (version {})\n\n"
+    std::string s = fmt::format("### The ops (op graph format version {})\n\n"
                                 "Every op names its tensors by role and takes the attributes below (docs/models.md). "
                                 "Shapes are global; a tensor's `split` dimension is divided over the `placement.tp` ranks.\n\n"
                                 "| op | tensors in | tensors out | attributes | what |\n| --- | --- | --- | --- | --- |\n",

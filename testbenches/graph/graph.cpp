@@ -7,6 +7,7 @@
 #include "models/common/units.h"
 
 #include <algorithm>
+#include <cctype>
 #include <fmt/format.h>
 #include <map>
 
@@ -24,10 +25,19 @@ const char* const kEngineNames[GraphTestbench::kEngines] = {"tensor", "vector", 
 const char* const kEngineStats[GraphTestbench::kEngines] = {".tensor.busy_ns", ".vector.busy_ns", ".scalar.busy_ns",
                                                             ".dma_issue_busy_ns"};
 
-// "l3.q_proj" -> "q_proj": the op's name within its layer (rows of the per-layer summary).
+// The op's name with its layer number as '*' ("l3.q_proj" -> "l*.q_proj", "layer.3/query" ->
+// "layer.*/query"): the rows of the per-layer summary.
 std::string in_layer(const graph::GraphOp& op) {
-    std::string prefix = fmt::format("l{}.", op.layer);
-    return op.layer >= 0 && op.name.rfind(prefix, 0) == 0 ? op.name.substr(prefix.size()) : op.name;
+    if (op.layer < 0)
+        return op.name;
+    const std::string n = std::to_string(op.layer);
+    for (size_t at = op.name.find(n); at != std::string::npos; at = op.name.find(n, at + 1)) {
+        bool before = at > 0 && std::isdigit(static_cast<unsigned char>(op.name[at - 1]));
+        bool after = at + n.size() < op.name.size() && std::isdigit(static_cast<unsigned char>(op.name[at + n.size()]));
+        if (!before && !after)
+            return op.name.substr(0, at) + "*" + op.name.substr(at + n.size());
+    }
+    return op.name;
 }
 } // namespace
 

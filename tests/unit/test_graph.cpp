@@ -8,6 +8,7 @@
 #include "tests/support.h"
 #include "tests/xorshift.h"
 
+#include <fstream>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -157,6 +158,10 @@ TEST(Graph, SchemaAndMarkdownComeFromTheOpTable) {
     std::string md = graph_format_markdown();
     for (auto& spec : op_specs())
         EXPECT_NE(md.find(std::string("| `") + spec.name + "`"), std::string::npos) << spec.name;
+    // docs/models.md shows the table as `nctlm describe graph` prints it.
+    std::ifstream in(test::source_path("docs/models.md"));
+    std::string doc((std::istreambuf_iterator<char>(in)), {});
+    EXPECT_NE(doc.find(md), std::string::npos) << "docs/models.md's op table drifted from the op table: paste\n" << md;
 }
 
 TEST(Graph, HfDecoderLayerHasTheLlamaOpsAndBadConfigsNameTheKey) {
