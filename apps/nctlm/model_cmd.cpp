@@ -83,16 +83,13 @@ std::string value_of(const std::vector<std::string>& args, size_t& i, const std:
 }
 
 int64_t number_of(const std::string& flag, const std::string& text) {
-    size_t used = 0;
-    long long v = 0;
     try {
-        v = std::stoll(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
+        uint64_t v = detail::parse_count(text);
+        if (v >= 1 && v <= (uint64_t(1) << 40))
+            return int64_t(v);
+    } catch (const UnitError&) {
     }
-    if (used == 0 || used != text.size() || v < 1)
-        throw ConfigError(fmt::format("nctlm model: {} {}: expected a whole number >= 1", flag, text));
-    return v;
+    throw ConfigError(fmt::format("nctlm model: {} {}: expected a whole number >= 1", flag, text));
 }
 
 // --run, --plot and the options after them; a stray option without --run is an error.

@@ -1,5 +1,6 @@
 // Loading an op graph from JSON: keys, names, placement, tensors, ops, dependencies, shapes.
 #include "models/common/config.h"
+#include "models/common/json_file.h"
 #include "models/graph/graph.h"
 
 #include <algorithm>
@@ -15,9 +16,9 @@ using json = nlohmann::json;
 
 namespace {
 
-class Loader {
+class Loader : JsonReader<GraphError> {
 public:
-    explicit Loader(std::string file) : file_(std::move(file)) {}
+    explicit Loader(std::string file) : JsonReader(std::move(file)) {}
 
     Graph run(const json& j) {
         g_.file = file_;
@@ -61,39 +62,6 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& path, const std::string& msg) const {
-        throw GraphError(fmt::format("{}: {}: {}", file_, path.empty() ? "/" : path, msg));
-    }
-    void check_keys(const json& j, const std::string& path, const std::vector<std::string>& known) const {
-        for (auto& [k, v] : j.items()) {
-            (void)v;
-            if (std::find(known.begin(), known.end(), k) == known.end()) {
-                std::string hint = did_you_mean(k, known);
-                fail(path, "unknown key '" + k + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-            }
-        }
-    }
-    const json& field(const json& j, const std::string& key, const std::string& path) const {
-        if (!j.contains(key))
-            fail(path, "missing key '" + key + "'");
-        return j[key];
-    }
-    const json& array(const json& j, const std::string& path) const {
-        if (!j.is_array())
-            fail(path, "expected a list");
-        return j;
-    }
-    std::string string(const json& j, const std::string& path) const {
-        if (!j.is_string())
-            fail(path, "expected a string");
-        return j.get<std::string>();
-    }
-    uint64_t whole(const json& j, const std::string& path, int64_t lo, int64_t hi, const char* what) const {
-        if (!j.is_number_integer() || (j.is_number_unsigned() ? j.get<uint64_t>() > uint64_t(hi)
-                                                               : j.get<int64_t>() < lo || j.get<int64_t>() > hi))
-            fail(path, what);
-        return j.get<uint64_t>();
-    }
 
     void placement(const json& j) {
         const std::string path = "/placement";
@@ -229,24 +197,19 @@ private:
         check_keys(j, path, keys);
         if (j.contains("layer"))
             o.layer = int(whole(j["layer"], path + "/layer", 0, 1 << 20, "layer is an index >= 0"));
-        for (auto& r : spec->inputs) {
-            if (!j.contains(r.name)) {
-                if (r.required)
-                    fail(path, fmt::format("{} op '{}': missing input '{}' ({})", spec->name, o.name, r.name, r.doc));
-                o.inputs.push_back(-1);
-                continue;
+        auto roles = [&](const std::vector<OpRole>& spec_roles, const char* what, std::vector<int>& out) {
+            for (auto& r : spec_roles) {
+                if (!j.contains(r.name)) {
+                    if (r.required)
+                        fail(path, fmt::format("{} op '{}': missing {} '{}' ({})", spec->name, o.name, what, r.name, r.doc));
+                    out.push_back(-1);
+                    continue;
+                }
+                out.push_back(tensor_ref(j[r.name], path + "/" + r.name));
             }
-            o.inputs.push_back(tensor_ref(j[r.name], path + "/" + r.name));
-        }
-        for (auto& r : spec->outputs) {
-            if (!j.contains(r.name)) {
-                if (r.required)
-                    fail(path, fmt::format("{} op '{}': missing output '{}' ({})", spec->name, o.name, r.name, r.doc));
-                o.outputs.push_back(-1);
-                continue;
-            }
-            o.outputs.push_back(tensor_ref(j[r.name], path + "/" + r.name));
-        }
+        };
+        roles(spec->inputs, "input", o.inputs);
+        roles(spec->outputs, "output", o.outputs);
         o.attrs = json::object();
         for (auto& a : spec->attrs) {
             std::string at = path + "/" + a.name;
@@ -375,7 +338,6 @@ private:
                                                      g_.ops[i].name));
     }
 
-    std::string file_;
     Graph g_;
     std::map<std::string, int> names_;
     std::set<std::string> op_names_;
@@ -385,18 +347,7 @@ private:
 
 Graph Graph::from_json(const json& j, const std::string& file) { return Loader(file).run(j); }
 
-Graph Graph::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw GraphError(path + ": cannot open file");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw GraphError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-    return from_json(j, path);
-}
+Graph Graph::load(const std::string& path) { return from_json(read_json_file<GraphError>(path), path); }
 
 int Graph::find_tensor(const std::string& name) const {
     for (size_t i = 0; i < tensors.size(); ++i)

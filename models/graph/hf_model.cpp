@@ -1,5 +1,7 @@
 #include "models/graph/hf_model.h"
 
+#include "models/common/json_file.h"
+
 #include <fmt/format.h>
 #include <fstream>
 
@@ -277,17 +279,9 @@ HfConfig hf_config_from_json(const json& j, const std::string& file) {
 }
 
 HfConfig read_hf_config(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw GraphError(path + ": cannot open the model config (--hf-config: a Hugging Face config.json, or a shipped "
-                                "name: nctlm model --list)");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw GraphError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-    return hf_config_from_json(j, path);
+    return hf_config_from_json(read_json_file<GraphError>(path, "cannot open the model config (--hf-config: a Hugging "
+                                                                "Face config.json, or a shipped name: nctlm model --list)"),
+                               path);
 }
 
 json build_model_graph(const HfConfig& c, const ModelStep& s) {

@@ -1,6 +1,7 @@
 #include "models/kernel/kernel_program.h"
 
 #include "models/common/config.h"
+#include "models/common/json_file.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -97,9 +98,9 @@ const OpSpec& op_spec(KernelOp op) {
 
 namespace {
 
-class Loader {
+class Loader : JsonReader<KernelError> {
 public:
-    explicit Loader(std::string file) : file_(std::move(file)) {}
+    explicit Loader(std::string file) : JsonReader(std::move(file)) {}
 
     KernelProgram run(const json& j) {
         p_.file = file_;
@@ -145,18 +146,6 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& path, const std::string& msg) const {
-        throw KernelError(fmt::format("{}: {}: {}", file_, path.empty() ? "/" : path, msg));
-    }
-    void check_keys(const json& j, const std::string& path, const std::vector<std::string>& known) const {
-        for (auto& [k, v] : j.items()) {
-            (void)v;
-            if (std::find(known.begin(), known.end(), k) == known.end()) {
-                std::string hint = did_you_mean(k, known);
-                fail(path, "unknown key '" + k + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-            }
-        }
-    }
     void check_name(const std::string& name, const std::string& path) const {
         static const std::set<std::string> reserved = {"pid", "min", "max", "and", "or", "not", "True", "False"};
         bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
@@ -164,28 +153,6 @@ private:
             ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
         if (!ok || reserved.count(name))
             fail(path, "'" + name + "' is not a usable name (letters, digits, '_'; not pid/min/max/and/or/not)");
-    }
-    // A JSON integer in [lo, hi] (signed or unsigned in the parser's eyes).
-    uint64_t whole(const json& j, const std::string& path, int64_t lo, int64_t hi, const char* what) const {
-        if (!j.is_number_integer() || (j.is_number_unsigned() ? j.get<uint64_t>() > uint64_t(hi)
-                                                               : j.get<int64_t>() < lo || j.get<int64_t>() > hi))
-            fail(path, what);
-        return j.get<uint64_t>();
-    }
-    const json& array(const json& j, const std::string& path) const {
-        if (!j.is_array())
-            fail(path, "expected a list");
-        return j;
-    }
-    std::string string(const json& j, const std::string& path) const {
-        if (!j.is_string())
-            fail(path, "expected a string");
-        return j.get<std::string>();
-    }
-    const json& field(const json& j, const std::string& key, const std::string& path) const {
-        if (!j.contains(key))
-            fail(path, "missing key '" + key + "'");
-        return j[key];
     }
     Expr expr(const json& j, const std::string& path) const {
         if (j.is_boolean())
@@ -634,7 +601,6 @@ private:
         return out;
     }
 
-    std::string file_;
     KernelProgram p_;
     Symbols symbols_;
     int depth_ = 0;
@@ -645,16 +611,7 @@ private:
 KernelProgram KernelProgram::from_json(const json& j, const std::string& file) { return Loader(file).run(j); }
 
 KernelProgram KernelProgram::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw KernelError(path + ": cannot open file");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw KernelError(fmt::format("{}: not valid JSON: {}", path, e.what()));
-    }
-    return from_json(j, path);
+    return from_json(read_json_file<KernelError>(path), path);
 }
 
 namespace {
