@@ -172,3 +172,21 @@ TEST(GraphRun, ModelCommandWritesAGraphTheRunReads) {
     r = test::run_cli("describe graph --schema");
     EXPECT_EQ(json::parse(r.out)["properties"]["format"]["const"], "nctlm-graph");
 }
+
+// The public figure docs/models.md puts next to the model's: bert-base-uncased, batch 16, sequence
+// 128, on one trn1 NeuronCore, 9.34 ms P50 (AWS Neuron "Trn1 Inference Performance",
+// about-neuron/benchmarks/trn1/throughput_data_encoder.csv: Neuron 2.27, FP32 model with matmuls
+// auto-cast to BF16, trn1.2xlarge data parallel over its 2 cores). The model is slower by a known,
+// documented gap (2.2x: separately launched, unfused kernels); this holds the gap where the docs
+// say it is, so a change that moves it is seen and the docs updated.
+TEST(GraphRun, BertBaseNextToItsPublicFigure) {
+    std::string graph = test::temp_file("", ".json");
+    auto r = test::run_cli("model --hf-config bert-base-uncased --phase prefill --batch 16 --seq 128 -o " + graph);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    RunOutcome out = run_graph("trn1", graph);
+    ASSERT_TRUE(out.errors.empty()) << out.errors[0];
+    const double public_ms = 9.34, model_ms = out.report["results"]["latency_ns"].get<double>() / 1e6;
+    RecordProperty("ratio_to_public", std::to_string(model_ms / public_ms));
+    EXPECT_GT(model_ms / public_ms, 1.8) << model_ms << " ms: faster than docs/models.md says; update its table";
+    EXPECT_LT(model_ms / public_ms, 2.6) << model_ms << " ms: slower than docs/models.md says; update its table";
+}

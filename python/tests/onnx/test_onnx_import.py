@@ -3,6 +3,7 @@ builds for the same BERT config; ops outside the supported set stop the import n
 
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -29,6 +30,14 @@ def model_file(name="enc.onnx", **kw):
 
 def run(*args):
     return subprocess.run([NCTLM, *args], capture_output=True, text=True)
+
+
+def signature(g):
+    """The ops in order with their outputs' shapes and attributes, and the sorted weight shapes."""
+    shape = {t["name"]: (t["shape"], t["dtype"], t.get("kind", "activation")) for t in g["tensors"]}
+    attrs = lambda o: {k: v for k, v in o.items() if k in ("heads", "kv_heads", "batch", "causal")}
+    ops = [(o["op"], shape[o.get("y") or o.get("o")], attrs(o)) for o in g["ops"]]
+    return ops, sorted(v[0] for v in shape.values() if v[2] == "weight")
 
 
 SMALL = dict(layers=2, hidden=256, heads=4, intermediate=512, vocab=1000, max_positions=128)
@@ -61,11 +70,30 @@ class Import(unittest.TestCase):
                 "-o", model_graph)
         self.assertEqual(r.returncode, 0, r.stderr)
         a, b = (json.load(open(p)) for p in (onnx_graph, model_graph))
-        shape = lambda g: {t["name"]: (t["shape"], t["dtype"], t.get("kind", "activation")) for t in g["tensors"]}
-        sig = lambda g: [(o["op"], shape(g)[o.get("y") or o.get("o")]) for o in g["ops"]]
-        self.assertEqual(sig(a), sig(b), "the same ops producing the same shapes, in the same order")
-        weights = lambda g: sorted(v[0] for v in shape(g).values() if v[2] == "weight")
-        self.assertEqual(weights(a), weights(b))
+        self.assertEqual(signature(a), signature(b), "the same ops producing the same shapes, in the same order")
+
+    def test_same_graph_as_nctlm_model_on_random_encoders(self):
+        rng = random.Random(21)
+        for trial in range(3):
+            heads = rng.choice([1, 2, 4, 8])
+            c = dict(layers=rng.randint(1, 3), hidden=heads * 64 * rng.randint(1, 2), heads=heads,
+                     intermediate=128 * rng.randint(2, 8), vocab=rng.randint(100, 5000), max_positions=512)
+            batch, seq = rng.randint(1, 4), 128 * rng.randint(1, 2)
+            onnx_graph = os.path.join(TMP.name, f"r{trial}_onnx.json")
+            model_graph = os.path.join(TMP.name, f"r{trial}_model.json")
+            cfg = os.path.join(TMP.name, f"r{trial}_config.json")
+            with open(cfg, "w") as f:
+                json.dump({"model_type": "bert", "hidden_size": c["hidden"], "num_attention_heads": heads,
+                           "intermediate_size": c["intermediate"], "num_hidden_layers": c["layers"],
+                           "vocab_size": c["vocab"], "max_position_embeddings": 512, "type_vocab_size": 2}, f)
+            r = run("import-onnx", model_file(f"r{trial}.onnx", **c), "--dim", f"batch={batch}",
+                    "--dim", f"sequence={seq}", "-o", onnx_graph)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            r = run("model", "--hf-config", cfg, "--phase", "prefill", "--batch", str(batch), "--seq", str(seq),
+                    "-o", model_graph)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            a, b = (json.load(open(p)) for p in (onnx_graph, model_graph))
+            self.assertEqual(signature(a), signature(b), c)
 
     def test_unsupported_op_names_node_and_type(self):
         extra = helper.make_node("Conv", ["h", "w"], ["conv.out"], name="head/conv")
