@@ -272,6 +272,24 @@ TEST(KernelCheck, GridBarriersMustBeReachedByEveryInstance) {
     EXPECT_EQ(check_kernel(p, l, 1, pe, {}).grid_barriers, 0u);
 }
 
+TEST(KernelCheck, InstanceOperandReadsAPeersCopyInsideTheGrid) {
+    // Instance pid reads instance (pid + 1) % grid's copy of a per_instance x (a ring step).
+    json load = load_row("0", "0");
+    load["src"]["instance"] = "(pid + 1) % 2";
+    json j = program(json::array({load}));
+    j["grid"] = 2;
+    j["tensors"][0]["per_instance"] = true;
+    EXPECT_EQ(error_of(j), "");
+    json past = j;  // instance pid + 1 of 2: instance 1 asks for instance 2
+    past["body"][0]["src"]["instance"] = "pid + 1";
+    EXPECT_NE(error_of(past).find("instance 2"), std::string::npos) << error_of(past);
+    EXPECT_NE(error_of(past).find("outside the grid's 2 instances"), std::string::npos) << error_of(past);
+    json shared = j;  // a tensor every instance shares has no other copy to pick
+    shared["tensors"][0].erase("per_instance");
+    EXPECT_NE(error_of(shared).find("/body/0/src/instance: tensor 'x' is shared by every instance"), std::string::npos)
+        << error_of(shared);
+}
+
 TEST(KernelWalk, LoopsExpandInOrderWithTriangularTripsAndConditionals) {
     // for i in 0..3: for j in 0..i: memset t[i % 2] (i == 2: memset u[j] instead)
     json body = json::parse(R"([{"loop": "i", "trip": 4, "body": [{"loop": "j", "trip": "i", "body": [
