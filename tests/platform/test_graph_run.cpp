@@ -177,7 +177,7 @@ TEST(GraphRun, ModelCommandWritesAGraphTheRunReads) {
 // 128, on one trn1 NeuronCore, 9.34 ms P50 (AWS Neuron "Trn1 Inference Performance",
 // about-neuron/benchmarks/trn1/throughput_data_encoder.csv: Neuron 2.27, FP32 model with matmuls
 // auto-cast to BF16, trn1.2xlarge data parallel over its 2 cores). The model is slower by a known,
-// documented gap (2.2x: separately launched, unfused kernels); this holds the gap where the docs
+// documented gap (2.07x: separately launched, unfused kernels); this holds the gap where the docs
 // say it is, so a change that moves it is seen and the docs updated.
 TEST(GraphRun, BertBaseNextToItsPublicFigure) {
     std::string graph = test::temp_file("", ".json");
@@ -189,4 +189,38 @@ TEST(GraphRun, BertBaseNextToItsPublicFigure) {
     RecordProperty("ratio_to_public", std::to_string(model_ms / public_ms));
     EXPECT_GT(model_ms / public_ms, 1.8) << model_ms << " ms: faster than docs/models.md says; update its table";
     EXPECT_LT(model_ms / public_ms, 2.6) << model_ms << " ms: slower than docs/models.md says; update its table";
+}
+
+// The decode layer docs/models.md puts next to the bound every implementation shares (no public
+// per-token figure at these conditions was found): Llama-3.1-8B, batch 8, context 2048, tp 8 over
+// trn2's 8 cores. A token reads the layer's weights and KV caches once; at the chip's 2.9 TB/s of
+// HBM (Trainium2 architecture guide) that is the floor. The model is above it by the documented
+// gap (2.2x: DMA issue per core, start latencies, the row kernels); this holds the gap there.
+TEST(GraphRun, LlamaDecodeLayerNextToTheBytesBound) {
+    std::string graph = test::temp_file("", ".json");
+    auto r = test::run_cli("model --hf-config llama-3.1-8b --phase decode --batch 8 --context 2048 --tp 8 --layers 1 -o " +
+                           graph);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(graph);
+    json g = json::parse(in);
+    double bytes = 0;
+    for (const json& t : g["tensors"]) {
+        std::string kind = t.value("kind", "");
+        if (kind != "weight" && kind != "kv_cache")
+            continue;
+        if (t["name"].get<std::string>().rfind("rope.", 0) == 0)
+            continue;  // the position tables: a token reads one row
+        double n = 2;  // bf16
+        for (const json& d : t["shape"])
+            n *= d.get<double>();
+        bytes += n;
+    }
+    // Weights: 4096 x (4096 + 2 x 1024 + 4096) + 3 x 4096 x 14336, two norms' 4096; KV: 8 x 2048 x 8 x 128 x 2.
+    EXPECT_DOUBLE_EQ(bytes, 2.0 * (4096.0 * 10240 + 3.0 * 4096 * 14336 + 2 * 4096) + 2.0 * 8 * 2048 * 8 * 128 * 2);
+    RunOutcome out = run_graph("trn2", graph);
+    ASSERT_TRUE(out.errors.empty()) << out.errors[0];
+    const double bound_ns = bytes / 2.9e12 * 1e9, model_ns = out.report["results"]["per_token_latency_ns"].get<double>();
+    RecordProperty("ratio_to_bound", std::to_string(model_ns / bound_ns));
+    EXPECT_GT(model_ns / bound_ns, 1.8) << model_ns << " ns: closer to the bound than docs/models.md says; update it";
+    EXPECT_LT(model_ns / bound_ns, 2.6) << model_ns << " ns: further from the bound than docs/models.md says; update it";
 }
