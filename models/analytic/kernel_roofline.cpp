@@ -239,11 +239,50 @@ void flash_attention(KernelWork& w, const Args& a) {
     w.dma(tiles, 128.0 * d * kBf16, false);
 }
 
+// gqa_decode: P = 128 // G (sequence, KV head) pairs per pass share the partitions; per pass the
+// P q loads, three memsets, the division and the P stores; per pass and block of 512 keys, per pair
+// the K load (D x 512), four V loads (128 x D), the QK^T matmul (G columns into its rows) and four
+// PV matmuls; for all pairs at once the row max (vector), the statistics (one vector, three scalar
+// small ops), exp with the row sum (scalar), four transposes and their PSUM -> SBUF copies
+// (vector), the PV memset, the output rescale (scalar) and accumulation (vector)
+// (kernels/gqa_decode.py).
+void gqa_decode(KernelWork& w, const Args& a) {
+    uint64_t pairs = a("PAIRS"), g = a("G", 2, 128), c = a("C"), dd = a("D", 1, 128);
+    a.require(128 % g == 0, "G must divide 128");
+    uint64_t per_pass = 128 / g;
+    a.require(pairs % per_pass == 0, "PAIRS must be a multiple of 128 / G");
+    a.require(c % 512 == 0, "C must be a multiple of 512");
+    auto d = uint32_t(dd), gq = uint32_t(g);
+    double passes = double(pairs / per_pass), p = double(per_pass);
+    double blocks = passes * double(c / 512);
+    w.dma(passes * p, double(d) * g * kBf16, true);
+    w.vector(passes * 2, fill(1));
+    w.vector(passes, fill(d));
+    w.dma(blocks * p, double(d) * 512 * kBf16, true);
+    w.dma(blocks * p * 4, 128.0 * d * kBf16, true);
+    w.matmul(blocks * p, d, gq, 512, Dtype::Bf16);
+    w.vector(blocks, {512, 1, Dtype::Fp32, 512 * kFp32, 0, kFp32, false, 128});
+    w.vector(blocks, small(2, 128));
+    w.scalar(blocks, small(2, 128));
+    w.scalar(blocks, {512, 1, Dtype::Bf16, 512 * kFp32, kFp32, 512 * kBf16 + kFp32, false, 128});
+    w.scalar(blocks, small(3, 128));
+    w.scalar(blocks, small(1, 128));
+    w.transpose(blocks * 4, 128, 128, Dtype::Bf16);
+    w.vector(blocks * 4, {128, 1, Dtype::Bf16, 128 * kBf16, 0, 128 * kBf16, false, 128});
+    w.vector(blocks, {d, 0, Dtype::Fp32, 0, 0, d * kFp32, true, 128});
+    w.matmul(blocks * p * 4, 128, gq, d, Dtype::Bf16);
+    w.scalar(blocks, {d, 1, Dtype::Fp32, 0, d * kFp32 + kFp32, d * kFp32, false, 128});
+    w.vector(blocks, {d, 2, Dtype::Fp32, d * kFp32, d * kFp32, d * kFp32, false, 128});
+    w.vector(passes, {d, 1, Dtype::Bf16, 0, d * kFp32 + kFp32, d * kBf16, false, 128});
+    w.dma(passes * p, double(g) * d * kBf16, false);
+}
+
 using Builder = void (*)(KernelWork&, const Args&);
 const std::vector<std::pair<std::string, Builder>>& builders() {
     static const std::vector<std::pair<std::string, Builder>> b = {
         {"gemm", gemm},
         {"flash_attention", flash_attention},
+        {"gqa_decode", gqa_decode},
         {"rmsnorm", rmsnorm},
         {"layernorm", layernorm},
         {"softmax", softmax},

@@ -181,7 +181,7 @@ private:
     void tensor(const json& j, const std::string& path) {
         if (!j.is_object())
             fail(path, "a tensor is an object");
-        check_keys(j, path, {"name", "shape", "dtype", "kind", "placement", "per_instance"});
+        check_keys(j, path, {"name", "shape", "dtype", "kind", "placement", "per_instance", "offset"});
         Tensor t;
         t.path = path;
         t.name = string(field(j, "name", path), path + "/name");
@@ -217,6 +217,10 @@ private:
             if (!j["per_instance"].is_boolean())
                 fail(path + "/per_instance", "expected true or false");
             t.per_instance = j["per_instance"].get<bool>();
+        }
+        if (j.contains("offset")) {
+            t.has_offset = true;
+            t.offset = expr(j["offset"], path + "/offset");
         }
         p_.tensors.push_back(std::move(t));
     }

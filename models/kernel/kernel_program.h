@@ -37,6 +37,10 @@ struct Tensor {
     Placement placement = Placement::Local;
     uint32_t stack = 0;  // Placement::Stack
     bool per_instance = false;
+    // Explicit placement: the byte offset of the tensor (of instance `pid`'s copy) from the start of
+    // its stack or of the interleaved window; unset: placed after the others (KernelLaunch::place).
+    bool has_offset = false;
+    Expr offset;
 };
 
 struct Buffer {
