@@ -177,7 +177,7 @@ TEST(GraphRun, ModelCommandWritesAGraphTheRunReads) {
 // 128, on one trn1 NeuronCore, 9.34 ms P50 (AWS Neuron "Trn1 Inference Performance",
 // about-neuron/benchmarks/trn1/throughput_data_encoder.csv: Neuron 2.27, FP32 model with matmuls
 // auto-cast to BF16, trn1.2xlarge data parallel over its 2 cores). The model is slower by a known,
-// documented gap (2.07x: separately launched, unfused kernels); this holds the gap where the docs
+// documented gap (2.08x: separately launched, unfused kernels); this holds the gap where the docs
 // say it is, so a change that moves it is seen and the docs updated.
 TEST(GraphRun, BertBaseNextToItsPublicFigure) {
     std::string graph = test::temp_file("", ".json");
