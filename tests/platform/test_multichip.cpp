@@ -11,7 +11,9 @@
 #include "tests/support.h"
 
 #include <fmt/format.h>
+#include <fstream>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
@@ -219,3 +221,63 @@ TEST(NeuronLinkFlowControl, AFullLinkWithholdsEndReqUntilASlotFrees) {
     EXPECT_NEAR(bench.arrived[1], 5000, 1e-6);
 }
 
+
+// A tensor-parallel op graph over two chips (docs/models.md, placement): the MLP block of
+// configs/graphs/mlp_tp2.json with its 2 ranks on core 0 of chips 0 and 1 of a trn2-16 runs end to
+// end, and its all_reduce's peer reads cross the NeuronLink between the chips (both directions
+// carry at least what one rank pulls from the other: S bytes for a 2-rank ring); on one chip of the
+// same platform nothing crosses a link and every figure is trn2's.
+TEST(GraphOverChips, TensorParallelMlpOverTwoChipsRunsOverNeuronLink) {
+    std::ifstream in(test::source_path("configs/graphs/mlp_tp2.json"));
+    nlohmann::json g = nlohmann::json::parse(in);
+    auto run_graph = [&](const std::string& platform, const nlohmann::json& placement) {
+        g["placement"] = placement;
+        const std::string file = test::temp_file(g.dump(), ".json"), out = test::temp_file("", ".json");
+        test::CliResult r = test::run_cli(fmt::format("run -p {} -t graph -w {} -o {}", platform, file, out));
+        EXPECT_EQ(r.exit_code, 0) << platform << " " << placement.dump() << "\n" << r.err;
+        std::ifstream o(out);
+        return nlohmann::json::parse(o);
+    };
+    auto link_bytes = [](const nlohmann::json& report, const char* dir) {
+        return report["stats"]["top"]["link0_x"][dir]["bytes"].get<double>();
+    };
+    const nlohmann::json two = run_graph("trn2-16", {{"tp", 2}, {"cores", {0, 0}}, {"chips", {0, 1}}});
+    const nlohmann::json one = run_graph("trn2-16", {{"tp", 2}});
+    const nlohmann::json ref = run_graph("trn2", {{"tp", 2}});
+    ASSERT_TRUE(two["results"].contains("latency_ns")) << two["results"].dump();
+    const nlohmann::json& c = two["results"]["collectives"][0];
+    const double S = c["bytes"].get<double>();  // the whole tensor per rank
+    EXPECT_EQ(S, 128 * 512 * 2);
+    for (const char* dir : {"a_to_b", "b_to_a"}) {
+        EXPECT_GE(link_bytes(two, dir), S) << dir;
+        EXPECT_LT(link_bytes(two, dir), 2 * S) << dir << ": more than the collective's reads and their headers";
+        EXPECT_EQ(link_bytes(one, dir), 0) << dir;
+    }
+    EXPECT_EQ(two["results"]["cores"][1]["chip"], 1);
+    // Remote reads pay the link's latency and bandwidth: the collective is slower than on one chip.
+    EXPECT_GT(c["time_ns"].get<double>(), one["results"]["collectives"][0]["time_ns"].get<double>());
+    EXPECT_EQ(one["results"]["latency_ns"], ref["results"]["latency_ns"]);
+    EXPECT_EQ(one["results"]["ops"], ref["results"]["ops"]);
+}
+
+TEST(GraphOverChips, BadChipPlacementExits2NamingTheKey) {
+    std::ifstream in(test::source_path("configs/graphs/mlp_tp2.json"));
+    nlohmann::json g = nlohmann::json::parse(in);
+    struct Case {
+        std::string platform;
+        nlohmann::json placement;
+        std::string words;
+    };
+    for (const Case& k : std::vector<Case>{
+             {"trn2-16", {{"tp", 2}, {"cores", {0, 0}}, {"chips", {0, 16}}}, "/placement/chips/1: chip 16 but platform trn2-16 has 16 chips"},
+             {"trn2", {{"tp", 2}, {"cores", {0, 0}}, {"chips", {0, 1}}}, "/placement/chips/1: chip 1 but platform trn2 has 1 chip"},
+             {"trn2-16", {{"tp", 2}, {"cores", {0, 0}}, {"chips", {1, 1}}}, "/placement/cores/1: core 0 of chip 1 listed twice"},
+             {"trn2-16", {{"tp", 2}, {"chips", {0, 1, 2}}}, "/placement/chips: 3 chips listed"},
+         }) {
+        g["placement"] = k.placement;
+        const std::string file = test::temp_file(g.dump(), ".json");
+        test::CliResult r = test::run_cli(fmt::format("run -p {} -t graph -w {}", k.platform, file));
+        EXPECT_EQ(r.exit_code, 2) << k.placement.dump() << "\n" << r.err;
+        EXPECT_NE(r.err.find(k.words), std::string::npos) << k.words << "\n" << r.err;
+    }
+}
