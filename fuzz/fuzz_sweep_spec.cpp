@@ -1,7 +1,7 @@
 // Sweep specs: parse a spec (and, separately, the input as one range), expand its points.
 // Only ConfigError / UnitError may come out.
 #include "fuzz/fuzz_target.h"
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 #include "models/common/config.h"
 
 #include <cstdint>

@@ -2,6 +2,7 @@
 // Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
 // A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
 #include "apps/nctlm/cli.h"
+#include "apps/nctlm/cli_flags.h"
 #include "apps/nctlm/sweep.h"
 #include "models/common/atomic_file.h"
 #include "models/common/config.h"
@@ -48,6 +49,8 @@ commands:
   describe  [SECTION|TESTBENCH|all|--keys|--schema]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
+  paths     [--configs|--scripts|--python]   where the shipped configs, run-time scripts and the
+            Python package are (PYTHONPATH=$(nctlm paths --python))
   --version                                                      print the version
 
 Platforms and workloads may be shipped names: -p trn1, -w gemm_32x3072x32.
@@ -67,17 +70,6 @@ std::pair<double, double> parse_window(const std::string& text) {
         return {start, end};
     } catch (const UnitError& e) {
         throw ConfigError("--trace-window " + text + ": " + e.what());
-    }
-}
-
-// A whole number for a CLI flag, in [lo, hi]: "-1" must not wrap to 2^64 - 1.
-uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi) {
-    try {
-        uint64_t v = detail::parse_count(text);
-        detail::check_range(double(v), double(lo), double(hi), std::to_string(v));
-        return v;
-    } catch (const UnitError& e) {
-        throw ConfigError(flag + " " + text + ": " + e.what());
     }
 }
 
@@ -131,7 +123,7 @@ int cmd_run(const std::vector<std::string>& args) {
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
     add_timing_override(vm, timing, o.overrides);
     if (!max_events.empty())
-        o.trace_max_events = cli_count("--trace-max-events", max_events, 1, 1'000'000'000);
+        o.trace_max_events = cli::count("--trace-max-events", max_events, 1, 1'000'000'000);
     if (max_memory.empty()) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         o.max_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : 0;
@@ -298,6 +290,29 @@ int cmd_describe(const std::vector<std::string>& args) {
     return kOk;
 }
 
+// Where this binary finds its data (platforms/shipped_configs.h); one of them alone with a flag.
+int cmd_paths(const std::vector<std::string>& args) {
+    DataDirs d = data_dirs();
+    if (args.size() > 1 || (args.size() == 1 && args[0] != "--configs" && args[0] != "--scripts" &&
+                            args[0] != "--python"))
+        throw ConfigError("usage: nctlm paths [--configs|--scripts|--python]");
+    std::string which = args.empty() ? "" : args[0];
+    if (!which.empty()) {
+        const std::string& dir = which == "--configs" ? d.configs : which == "--scripts" ? d.scripts : d.python;
+        if (dir.empty())
+            throw ConfigError("nctlm paths: no data directory found for this binary (" + d.found_by +
+                              "); set NCTLM_DATA_DIR or install nctlm (docs/library.md)");
+        std::cout << dir << "\n";
+        return kOk;
+    }
+    std::vector<std::string> configs = config_dirs();
+    std::cout << fmt::format("found by  {}\nconfigs   {}\nscripts   {}\npython    {}\n", d.found_by, d.configs,
+                             d.scripts, d.python);
+    if (const char* env = std::getenv("NCTLM_DATA_DIR"))
+        std::cout << "NCTLM_DATA_DIR " << env << " (configs and scripts searched there first)\n";
+    return kOk;
+}
+
 } // namespace
 
 int nctlm::cli_main(int argc, char** argv) {
@@ -325,6 +340,8 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_uncertainty(args);
         if (command == "describe")
             return cmd_describe(args);
+        if (command == "paths")
+            return cmd_paths(args);
         if (command == "testbenches") {
             for (auto& t : testbenches())
                 std::cout << fmt::format("{:<10} {}\n", t.name, t.doc);

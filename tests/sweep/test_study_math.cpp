@@ -1,5 +1,5 @@
 // The arithmetic of the sensitivity and uncertainty studies, without running anything.
-#include "apps/nctlm/study_math.h"
+#include "study/study_math.h"
 
 #include <algorithm>
 #include <cmath>

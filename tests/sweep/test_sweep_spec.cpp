@@ -1,5 +1,5 @@
 // Sweep specs without running anything: ranges, grid/zip expansion, overrides, errors, the table.
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -178,8 +178,6 @@ TEST(SweepTable, FlattenHashAndCsv) {
     EXPECT_EQ(hash_hex("abc"), hash_hex("abc"));
     EXPECT_NE(hash_hex("abc"), hash_hex("abd"));
     EXPECT_EQ(hash_hex("").size(), 16u);
-    EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
-    EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
     EXPECT_EQ(typed("16").dump(), "16");
     EXPECT_EQ(typed("0.5").dump(), "0.5");
     EXPECT_EQ(typed("32 KiB").dump(), "\"32 KiB\"");

@@ -117,8 +117,7 @@ struct Table {
     std::vector<nlohmann::ordered_json> rows;  // flat: column -> value
 };
 Table make_table(const std::vector<std::string>& axis_names, std::vector<nlohmann::ordered_json> records);
-std::string to_csv(const Table& table);
+std::string to_csv(const Table& table);  // RFC 4180 (models/common/csv.h)
 std::string to_jsonl(const Table& table);
-std::string csv_escape(const std::string& field);
 
 } // namespace nctlm::sweep

@@ -1,6 +1,7 @@
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 
 #include "models/common/config.h"
+#include "models/common/csv.h"
 #include "models/common/units.h"
 
 #include <algorithm>
@@ -556,29 +557,17 @@ Table make_table(const std::vector<std::string>& axis_names, std::vector<nlohman
     return t;
 }
 
-std::string csv_escape(const std::string& field) {
-    if (field.find_first_of(",\"\n\r") == std::string::npos)
-        return field;
-    std::string out = "\"";
-    for (char c : field)
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
 std::string to_csv(const Table& t) {
-    std::string out;
-    for (size_t i = 0; i < t.columns.size(); ++i)
-        out += (i ? "," : "") + csv_escape(t.columns[i]);
-    out += "\n";
+    CsvWriter csv(t.columns);
     for (auto& r : t.rows) {
-        for (size_t i = 0; i < t.columns.size(); ++i) {
-            const auto& v = r[t.columns[i]];
-            std::string cell = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
-            out += (i ? "," : "") + csv_escape(cell);
+        std::vector<std::string> cells;
+        for (auto& c : t.columns) {
+            const auto& v = r[c];
+            cells.push_back(v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump());
         }
-        out += "\n";
+        csv.row(cells);
     }
-    return out;
+    return csv.text();
 }
 
 std::string to_jsonl(const Table& t) {

@@ -1,4 +1,4 @@
-#include "apps/nctlm/study_math.h"
+#include "study/study_math.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,1 @@
+"""nctlm from Python (placeholder; the API follows)."""

@@ -1,0 +1,136 @@
+#include "study/study_run.h"
+
+#include "models/common/atomic_file.h"
+#include "platforms/platform_config.h"
+#include "platforms/shipped_configs.h"
+#include "testbenches/testbench.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <yaml-cpp/yaml.h>
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace nctlm::study {
+
+ConfigTree StudyRun::load() const {
+    ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
+    if (!workload.empty())
+        tree.merge_file(find_config(workload, "workloads"));
+    for (auto& s : sets)
+        tree.set(s);
+    PlatformConfig::load(tree);
+    make_testbench(testbench)->configure(tree);
+    tree.check_sections(PlatformConfig::sections());
+    return tree;
+}
+
+std::vector<FieldInfo> StudyRun::choose(bool (*pick)(const FieldInfo&)) const {
+    auto all = PlatformConfig::field_infos();
+    std::vector<FieldInfo> out;
+    if (params.empty()) {
+        for (auto& f : all)
+            if (pick(f))
+                out.push_back(f);
+        return out;
+    }
+    std::vector<std::string> names;
+    for (auto& f : all)
+        names.push_back(f.name());
+    for (auto& p : params) {
+        auto it = std::find_if(all.begin(), all.end(), [&](const FieldInfo& f) { return f.name() == p; });
+        if (it == all.end()) {
+            std::string hint = did_you_mean(p, names);
+            throw ConfigError("--params: unknown parameter '" + p + "'" +
+                              (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+        }
+        if (!it->numeric())
+            throw ConfigError("--params: '" + p + "' is a " + it->unit + ", not a number that can be scaled");
+        out.push_back(*it);
+    }
+    return out;
+}
+
+int StudyRun::run_cases(const std::string& name, const Cases& cases, const std::string& note) const {
+    auto absolute = [](const std::string& path) { return fs::absolute(path).lexically_normal().string(); };
+    YAML::Emitter y;
+    y << YAML::Comment(note) << YAML::BeginMap;
+    y << YAML::Key << "name" << YAML::Value << name;
+    y << YAML::Key << "platform" << YAML::Value << absolute(find_config(platform, "platforms"));
+    y << YAML::Key << "testbench" << YAML::Value << testbench;
+    if (!workload.empty())
+        y << YAML::Key << "workload" << YAML::Value << absolute(find_config(workload, "workloads"));
+    if (!sets.empty()) {
+        y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
+        for (auto& s : sets) {
+            auto eq = s.find('=');
+            y << YAML::Key << s.substr(0, eq) << YAML::Value << s.substr(eq + 1);
+        }
+        y << YAML::EndMap;
+    }
+    y << YAML::Key << "cases" << YAML::Value << YAML::BeginSeq;
+    for (auto& [label, assigns] : cases) {
+        y << YAML::Flow << YAML::BeginMap << YAML::Key << "case" << YAML::Value << label;
+        if (!assigns.empty()) {
+            y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
+            for (auto& a : assigns) {
+                auto eq = a.find('=');
+                y << YAML::Key << a.substr(0, eq) << YAML::Value << a.substr(eq + 1);
+            }
+            y << YAML::EndMap;
+        }
+        y << YAML::EndMap;
+    }
+    y << YAML::EndSeq << YAML::EndMap;
+    fs::create_directories(run.out_dir);
+    std::string spec = file(name + ".sweep.yaml");
+    write_atomically(spec, std::string(y.c_str()) + "\n");
+    sweep::RunSettings settings = run;
+    settings.plot = false;  // the study draws its own
+    return sweep::run_sweep(sweep::Spec::load(spec), settings);
+}
+
+std::map<std::string, json> StudyRun::rows() const {
+    std::map<std::string, json> out;
+    std::ifstream in(file("sweep.json"));
+    json manifest = json::parse(in);
+    for (auto& p : manifest["points"]) {
+        std::ifstream r(fs::path(run.out_dir) / "rows" / (p["id"].get<std::string>() + ".json"));
+        if (!r)
+            continue;
+        json row = json::parse(r);
+        if (row.value("hash", "") == p["hash"])
+            out[p["axes"]["case"].get<std::string>()] = row;
+    }
+    return out;
+}
+
+std::vector<std::pair<std::string, double>> StudyRun::numbers(const json& row) {
+    std::vector<std::pair<std::string, double>> out;
+    if (row.contains("results"))
+        for (auto& [k, v] : row["results"].items())
+            if (v.is_number())
+                out.emplace_back(k, v.get<double>());
+    return out;
+}
+std::optional<double> StudyRun::figure(const json& row, const std::string& name) {
+    if (row.value("status", "") != "ok" || !row.contains("results") || !row["results"].contains(name) ||
+        !row["results"][name].is_number())
+        return std::nullopt;
+    return row["results"][name].get<double>();
+}
+
+void StudyRun::write(const std::string& name, const std::string& text) const { write_atomically(file(name), text); }
+
+std::string StudyRun::file(const std::string& name) const { return (fs::path(run.out_dir) / name).string(); }
+
+std::string StudyRun::run_line() const {
+    std::string s = "-p " + platform + " -t " + testbench + (workload.empty() ? "" : " -w " + workload);
+    for (auto& a : sets)
+        s += " --set " + a;
+    return s;
+}
+
+} // namespace nctlm::study

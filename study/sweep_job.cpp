@@ -1,0 +1,88 @@
+#include "study/sweep_job.h"
+
+#include "platforms/platform_config.h"
+#include "testbenches/testbench.h"
+
+namespace nctlm::sweep {
+
+Job prepare(const Spec& spec, const Point& p) {
+    Job j{p, "", "", ""};
+    try {
+        ConfigTree tree = ConfigTree::from_file(spec.platform);
+        if (!p.workload.empty())
+            tree.merge_file(p.workload);
+        for (auto& s : p.sets)
+            tree.set(s);
+        PlatformConfig::load(tree);
+        make_testbench(spec.testbench)->configure(tree);
+        tree.check_sections(PlatformConfig::sections());
+        j.effective_yaml = tree.effective_yaml();
+        j.hash = hash_hex(spec.testbench + "\n" + tree.effective().dump());
+    } catch (const ConfigError& e) {
+        j.error = e.what();
+    } catch (const UnitError& e) {
+        j.error = e.what();
+    }
+    if (!j.error.empty()) {
+        std::string sets;
+        for (auto& s : p.sets)
+            sets += s + "\n";
+        j.hash = hash_hex("invalid\n" + spec.testbench + "\n" + p.workload + "\n" + sets);
+    }
+    return j;
+}
+
+std::vector<std::string> run_argv(const Spec& spec, const Job& j, const std::string& stats) {
+    std::vector<std::string> argv = {"nctlm", "run", "-p", spec.platform, "-t", spec.testbench};
+    if (!j.point.workload.empty())
+        argv.insert(argv.end(), {"-w", j.point.workload});
+    for (auto& s : j.point.sets)
+        argv.insert(argv.end(), {"--set", s});
+    argv.insert(argv.end(), {"--stats-json", stats, "-q"});
+    return argv;
+}
+
+std::string shell_quote(const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@")
+                          == std::string::npos)
+        return s;
+    std::string out = "'";
+    for (char c : s)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string command_line(const std::vector<std::string>& argv) {
+    std::string cmd;
+    for (auto& a : argv)
+        cmd += (cmd.empty() ? "" : " ") + shell_quote(a);
+    return cmd;
+}
+
+std::string axes_text(const KeyValues& axes) {
+    std::string out;
+    for (auto& [k, v] : axes)
+        out += (out.empty() ? "" : " ") + k + "=" + v;
+    return out;
+}
+
+nlohmann::ordered_json base_row(const Job& j) {
+    nlohmann::ordered_json r = nlohmann::ordered_json::object();
+    r["id"] = j.point.id;
+    r["index"] = j.point.index;
+    r["hash"] = j.hash;
+    r["status"] = "pending";
+    r["exit_code"] = nullptr;
+    nlohmann::ordered_json axes = nlohmann::ordered_json::object();
+    for (auto& [k, v] : j.point.axes)
+        axes[k] = v;
+    r["axes"] = axes;
+    r["results"] = nlohmann::ordered_json::object();
+    r["simulated_ns"] = nullptr;
+    r["sim_wall_s"] = nullptr;
+    r["point_wall_s"] = nullptr;
+    r["error"] = "";
+    return r;
+}
+
+} // namespace nctlm::sweep
