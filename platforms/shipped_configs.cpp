@@ -1,5 +1,7 @@
 #include "platforms/shipped_configs.h"
 
+#include "models/common/config.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
@@ -134,6 +136,23 @@ std::string find_config(const std::string& name_or_path, const std::string& kind
             return p.string();
     }
     return name_or_path;
+}
+
+std::string resolve_config(const std::string& name_or_path, const std::string& kind) {
+    std::string found = find_config(name_or_path, kind);
+    std::error_code ec;
+    if (found != name_or_path || fs::exists(found, ec) || name_or_path.find('/') != std::string::npos)
+        return found;
+    std::vector<std::string> names = shipped_configs(kind);
+    std::string list;
+    for (auto& n : names)
+        list += (list.empty() ? "" : ", ") + n;
+    std::string singular = kind.substr(0, kind.size() - 1);  // platforms -> platform
+    std::string hint = did_you_mean(name_or_path, names);
+    throw ConfigError(name_or_path + ": no such file, and no shipped " + singular + " of that name (" +
+                      (names.empty() ? "none found: " + data_dirs().found_by + "; see `nctlm paths`"
+                                     : "shipped: " + list) +
+                      ")" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
 }
 
 std::vector<std::string> shipped_configs(const std::string& kind) {

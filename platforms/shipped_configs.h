@@ -42,6 +42,10 @@ std::vector<std::string> config_dirs();
 // (kind: "platforms", "workloads", "sweeps"); else `name_or_path` unchanged (the loader then
 // reports it missing).
 std::string find_config(const std::string& name_or_path, const std::string& kind);
+// find_config, but a bare name that is neither a file nor a shipped config is a ConfigError that
+// lists the shipped names of that kind with a did-you-mean ("trn3: no such file, and no shipped
+// platform of that name (shipped: tiny, trn1, trn2); did you mean 'trn1'?").
+std::string resolve_config(const std::string& name_or_path, const std::string& kind);
 // Names (file stems) of the shipped configs of one kind, sorted.
 std::vector<std::string> shipped_configs(const std::string& kind);
 

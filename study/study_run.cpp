@@ -3,6 +3,7 @@
 #include "models/common/atomic_file.h"
 #include "platforms/platform_config.h"
 #include "platforms/shipped_configs.h"
+#include "testbenches/runner.h"
 #include "testbenches/testbench.h"
 
 #include <algorithm>
@@ -16,15 +17,12 @@ using json = nlohmann::json;
 namespace nctlm::study {
 
 ConfigTree StudyRun::load() const {
-    ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
-    if (!workload.empty())
-        tree.merge_file(find_config(workload, "workloads"));
-    for (auto& s : sets)
-        tree.set(s);
-    PlatformConfig::load(tree);
-    make_testbench(testbench)->configure(tree);
-    tree.check_sections(PlatformConfig::sections());
-    return tree;
+    RunOptions o;
+    o.platform_file = platform;
+    o.workload_file = workload;
+    o.testbench = testbench;
+    o.overrides = sets;
+    return load_run(o).tree;
 }
 
 std::vector<FieldInfo> StudyRun::choose(bool (*pick)(const FieldInfo&)) const {
@@ -58,10 +56,10 @@ int StudyRun::run_cases(const std::string& name, const Cases& cases, const std::
     YAML::Emitter y;
     y << YAML::Comment(note) << YAML::BeginMap;
     y << YAML::Key << "name" << YAML::Value << name;
-    y << YAML::Key << "platform" << YAML::Value << absolute(find_config(platform, "platforms"));
+    y << YAML::Key << "platform" << YAML::Value << absolute(resolve_config(platform, "platforms"));
     y << YAML::Key << "testbench" << YAML::Value << testbench;
     if (!workload.empty())
-        y << YAML::Key << "workload" << YAML::Value << absolute(find_config(workload, "workloads"));
+        y << YAML::Key << "workload" << YAML::Value << absolute(resolve_config(workload, "workloads"));
     if (!sets.empty()) {
         y << YAML::Key << "set" << YAML::Value << YAML::BeginMap;
         for (auto& s : sets) {

@@ -1,21 +1,19 @@
 #include "study/sweep_job.h"
 
-#include "platforms/platform_config.h"
-#include "testbenches/testbench.h"
+#include "testbenches/runner.h"
 
 namespace nctlm::sweep {
 
 Job prepare(const Spec& spec, const Point& p) {
     Job j{p, "", "", ""};
     try {
-        ConfigTree tree = ConfigTree::from_file(spec.platform);
-        if (!p.workload.empty())
-            tree.merge_file(p.workload);
-        for (auto& s : p.sets)
-            tree.set(s);
-        PlatformConfig::load(tree);
-        make_testbench(spec.testbench)->configure(tree);
-        tree.check_sections(PlatformConfig::sections());
+        RunOptions o;
+        o.platform_file = spec.platform;
+        o.workload_file = p.workload;
+        o.testbench = spec.testbench;
+        o.overrides = p.sets;
+        LoadedRun loaded = load_run(o);
+        const ConfigTree& tree = loaded.tree;
         j.effective_yaml = tree.effective_yaml();
         j.hash = hash_hex(spec.testbench + "\n" + tree.effective().dump());
     } catch (const ConfigError& e) {

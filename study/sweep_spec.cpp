@@ -218,9 +218,15 @@ std::string Spec::resolve(const std::string& path) const {
         return p.lexically_normal().string();
     fs::path near = fs::path(dir) / p;
     std::error_code ec;  // a name too long or unreadable is "not there": loading it says why
-    if (fs::exists(near, ec) || !fs::exists(p, ec))
+    if (fs::exists(near, ec))
         return near.lexically_normal().string();
-    return fs::absolute(p).lexically_normal().string();
+    if (fs::exists(p, ec))
+        return fs::absolute(p).lexically_normal().string();
+    // A bare name ("trn1", "gemm_32x3072x32": no directory, no extension) is a shipped config,
+    // found when the point loads.
+    if (path.find_first_of("/.") == std::string::npos)
+        return path;
+    return near.lexically_normal().string();
 }
 
 Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::string& dir) {

@@ -2,7 +2,8 @@
 // Pure C++ (yaml-cpp, nlohmann::json, units): no SystemC, no processes; unit-tested directly.
 //
 //   name: b2b_channels
-//   platform: ../platforms/trn1.yaml     # relative to this file (else to the working directory)
+//   platform: ../platforms/trn1.yaml     # relative to this file (else to the working directory),
+//                                        # or a shipped name: trn1
 //   testbench: b2b
 //   workload: ../workloads/x.yaml        # optional
 //   set: {testbench.n: 16}               # applied to every point
@@ -89,7 +90,8 @@ struct Spec {
     std::vector<Point> points() const;
     // How many points the grid has, without building them (saturates at SIZE_MAX).
     size_t count_points() const;
-    // A path from the spec: absolute, relative to the spec's directory, else to the working dir.
+    // A path from the spec: absolute, relative to the spec's directory, else to the working dir;
+    // a bare name that is neither is kept as a shipped config's name (trn1, gemm_32x3072x32).
     std::string resolve(const std::string& path) const;
 };
 

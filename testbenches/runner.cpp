@@ -8,7 +8,9 @@
 #include "platforms/shipped_configs.h"
 #include "testbenches/testbench.h"
 
+#include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <cstdio>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -16,19 +18,26 @@
 namespace nctlm {
 namespace {
 
-// Runs the kernel in slices so a long run can report progress without touching the models.
-void simulate(bool progress) {
+// Runs the kernel until no event is left or simulated time passes `limit_ns`; true if it stopped
+// at the limit with work pending. In slices when reporting progress, without touching the models.
+bool simulate(bool progress, double limit_ns) {
     using clock = std::chrono::steady_clock;
+    const sc_core::sc_time limit = sc_core::sc_time(limit_ns, sc_core::SC_NS);
     auto start = clock::now();
+    auto pending = [] {
+        return sc_core::sc_get_status() != sc_core::SC_STOPPED && sc_core::sc_pending_activity();
+    };
     if (!progress) {
-        sc_core::sc_start();
-        return;
+        // Starvation ends the run at its last event, keeping now_ns() exact.
+        sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+        return pending();
     }
     auto last = start;
     // Before the first sc_start nothing is pending yet (processes start at initialization), so
-    // run a slice first; starvation ends a slice at the last event, keeping now_ns() exact.
+    // run a slice first.
     do {
-        sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_US), sc_core::SC_EXIT_ON_STARVATION);
+        sc_core::sc_time slice = std::min(sc_core::sc_time(10, sc_core::SC_US), limit - sc_core::sc_time_stamp());
+        sc_core::sc_start(slice, sc_core::SC_EXIT_ON_STARVATION);
         auto now = clock::now();
         if (now - last > std::chrono::seconds(1)) {
             double wall = std::chrono::duration<double>(now - start).count();
@@ -36,8 +45,31 @@ void simulate(bool progress) {
                        now_ns() / 1e3, wall, double(sc_core::sc_delta_count()) / wall);
             last = now;
         }
-    } while (sc_core::sc_pending_activity() && sc_core::sc_get_status() != sc_core::SC_STOPPED);
+    } while (pending() && sc_core::sc_time_stamp() < limit);
     fmt::print(stderr, "\n");
+    return pending();
+}
+
+// A stats JSON's config value as the YAML text a config file would hold.
+std::string yaml_text(const nlohmann::json& v, const std::string& where) {
+    if (v.is_string())
+        return v.get<std::string>();
+    if (v.is_boolean())
+        return v.get<bool>() ? "true" : "false";
+    if (v.is_number())
+        return v.dump();
+    throw ConfigError(where + ": expected a value, found " + v.dump());
+}
+
+// The keys the chosen HBM model does not read that a --set gave: warned, since a sweep may vary
+// hbm.model over a fixed setting of the other model's keys.
+void warn_unread_model_keys(const ConfigTree& tree, const PlatformConfig& cfg, std::vector<std::string>& warnings) {
+    for (auto& key : hbm_keys_unread_by(cfg.hbm)) {
+        std::string at = tree.where("hbm", key);
+        if (at.rfind("--set ", 0) == 0)
+            warnings.push_back(fmt::format("{}: hbm.model is {}, which does not read hbm.{}; ignored", at,
+                                           cfg.hbm.model == HbmModel::Banked ? "banked" : "pipe", key));
+    }
 }
 
 // Every "*_ns" figure onto the kernel's fs grid (see on_fs_grid), recursively.
@@ -60,18 +92,60 @@ LoadedRun::LoadedRun() = default;
 LoadedRun::LoadedRun(LoadedRun&&) = default;
 LoadedRun::~LoadedRun() = default;
 
+std::pair<ConfigTree, std::string> replay_tree(const std::string& path) {
+    nlohmann::json stats;
+    try {
+        std::ifstream in(path);
+        if (!in)
+            throw ConfigError(path + ": cannot open file");
+        stats = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+        throw ConfigError(path + ": not a stats JSON (" + e.what() + ")");
+    }
+    if (!stats.is_object() || !stats.contains("config") || !stats["config"].is_object() ||
+        !stats.contains("testbench") || !stats["testbench"].is_string())
+        throw ConfigError(path + ": not a stats JSON of `nctlm run` (no config and testbench)");
+    YAML::Node doc(YAML::NodeType::Map);
+    for (auto& [section, keys] : stats["config"].items()) {
+        if (!keys.is_object())
+            throw ConfigError(path + ": config." + section + " is not a map of keys");
+        YAML::Node body(YAML::NodeType::Map);
+        for (auto& [k, v] : keys.items())
+            body[k] = yaml_text(v, path + ": config." + section + "." + k);
+        doc[section] = body;
+    }
+    ConfigTree tree;
+    tree.merge_document(doc, path);
+    return {std::move(tree), stats["testbench"].get<std::string>()};
+}
+
 LoadedRun load_run(const RunOptions& o) {
     LoadedRun r;
-    r.tree = ConfigTree::from_file(find_config(o.platform_file, "platforms"));
-    if (!o.workload_file.empty())
-        r.tree.merge_file(find_config(o.workload_file, "workloads"));
+    r.testbench = o.testbench;
+    if (!o.replay_file.empty()) {
+        auto [tree, testbench] = replay_tree(o.replay_file);
+        if (!r.testbench.empty() && r.testbench != testbench)
+            throw ConfigError("--replay " + o.replay_file + ": that run was testbench '" + testbench + "', not '" +
+                              r.testbench + "' (drop -t)");
+        r.tree = std::move(tree);
+        r.testbench = testbench;
+    } else {
+        std::string platform = resolve_config(o.platform_file, "platforms");
+        r.tree = ConfigTree::from_file(platform);
+        if (r.tree.root()["nctlm_version"] && r.tree.root()["config"])
+            throw ConfigError(platform + ": a stats JSON of `nctlm run`, not a platform; replay it with "
+                              "`nctlm run --replay " + platform + "`");
+        if (!o.workload_file.empty())
+            r.tree.merge_file(resolve_config(o.workload_file, "workloads"));
+    }
     for (auto& s : o.overrides)
         r.tree.set(s);
     r.cfg = PlatformConfig::load(r.tree);
-    r.tb = make_testbench(o.testbench);
+    warn_unread_model_keys(r.tree, r.cfg, r.warnings);
+    r.tb = make_testbench(r.testbench);
     // A testbench whose workload has required keys, run without one: say what to pass instead of
     // "missing key 'workload.m'".
-    if (const TestbenchInfo* info = find_testbench(o.testbench); info && !r.tree.root()["workload"])
+    if (const TestbenchInfo* info = find_testbench(r.testbench); info && !r.tree.root()["workload"])
         for (auto& s : info->sections) {
             if (s.section != "workload")
                 continue;
@@ -82,15 +156,16 @@ LoadedRun load_run(const RunOptions& o) {
                 continue;
             std::string shipped;
             for (auto& w : shipped_configs("workloads"))
-                if (w.rfind(o.testbench + "_", 0) == 0)
+                if (w.rfind(r.testbench + "_", 0) == 0)
                     shipped += "\n  -w " + w;
-            throw ConfigError("testbench '" + o.testbench + "' needs a workload: pass -w FILE" +
+            throw ConfigError("testbench '" + r.testbench + "' needs a workload: pass -w FILE" +
                               (shipped.empty() ? "" : " (shipped:" + shipped + ")") +
                               "\nor set its required keys with --set workload.KEY=VALUE (nctlm describe " +
-                              o.testbench + ")");
+                              r.testbench + ")");
         }
     r.tb->configure(r.tree);
     r.tree.check_sections(PlatformConfig::sections());
+    r.tree.check_all_read("testbench '" + r.testbench + "'", "nctlm describe " + r.testbench + " lists what it reads");
     if (o.max_memory) {
         // The estimate counts what grows with the configuration: the testbench's records, the
         // trace buffer (~64 B an event) and a fixed base for the kernel, modules and stats.
@@ -119,13 +194,22 @@ RunOutcome run(const RunOptions& o) {
     Platform top("top", cfg);
     tb->build(top);
 
+    // The limit: sim.time_limit, or ten times the testbench's own duration if that is longer.
+    double limit_ns = std::max(cfg.sim.time_limit.ns, 10 * tb->duration_ns());
     auto wall_start = std::chrono::steady_clock::now();
-    simulate(o.progress && isatty(fileno(stderr)));
+    bool over_limit = simulate(o.progress && isatty(fileno(stderr)), limit_ns);
     double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    if (over_limit)
+        sim_error(fmt::format("simulated time passed the run's limit of {} with work still pending after {:.1f} s "
+                              "of host time: some parameter makes this run far longer than intended (a rate or "
+                              "latency far off?); if it is meant, raise sim.time_limit",
+                              format_duration(Duration(limit_ns)), wall_s),
+                  msg::kSim);
     if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
         sc_core::sc_stop();  // runs end_of_simulation() callbacks, which finalize stats
 
     RunOutcome out;
+    out.warnings = loaded.warnings;
     out.errors = sim_errors();
     auto stuck = top.outstanding_report();
     if (!stuck.empty() && out.errors.empty()) {
@@ -137,7 +221,7 @@ RunOutcome run(const RunOptions& o) {
     }
     out.report["nctlm_version"] = version();
     out.report["platform"] = cfg.platform.name;
-    out.report["testbench"] = o.testbench;
+    out.report["testbench"] = loaded.testbench;
     out.report["config"] = tree.effective();
     // A failed run's figures are not results: leave them out rather than report a wrong number.
     out.report["results"] = out.errors.empty() ? on_fs_grid(tb->results()) : nlohmann::json(nullptr);

@@ -14,8 +14,9 @@
 namespace nctlm {
 
 struct RunOptions {
-    std::string platform_file;
-    std::string testbench;
+    std::string platform_file;            // a path or a shipped name (trn1)
+    std::string testbench;                // with replay_file: optional, must match the replayed one
+    std::string replay_file;              // a stats JSON: its effective config replaces platform and workload
     std::string workload_file;            // optional
     std::vector<std::string> overrides;   // "section.key=value"
     std::string trace_file;               // optional Perfetto trace
@@ -30,12 +31,17 @@ struct RunOutcome {
     nlohmann::json report;                // {platform, config, results, stats, sim}
     std::string summary;                  // human lines
     std::vector<std::string> errors;      // simulation errors (address, deadlock); empty if clean
+    std::vector<std::string> warnings;    // e.g. a --set key the chosen model does not read
 };
 
 class Testbench;
 // Everything a run reads, loaded and checked, before any module exists. The platform and
-// workload may be paths or shipped names ("trn1", "gemm_32x3072x32"). Throws ConfigError.
+// workload may be paths or shipped names ("trn1", "gemm_32x3072x32"). Every section given must
+// be read by someone: a workload for a testbench that reads none is refused. Throws ConfigError.
+// `nctlm run`, `validate -t`, every sweep point and every study load through this.
 struct LoadedRun {
+    std::string testbench;                // as named, or as the replayed stats JSON says
+    std::vector<std::string> warnings;
     ConfigTree tree;
     PlatformConfig cfg;
     std::unique_ptr<Testbench> tb;
@@ -44,6 +50,9 @@ struct LoadedRun {
     ~LoadedRun();
 };
 LoadedRun load_run(const RunOptions& options);
+
+// The tree a stats JSON's `config` describes (what --replay runs), and the testbench it ran.
+std::pair<ConfigTree, std::string> replay_tree(const std::string& stats_json);
 
 // Throws ConfigError for a bad configuration (exit code 2 in the CLI).
 RunOutcome run(const RunOptions& options);

@@ -87,7 +87,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
         throw ConfigError("nctlm sweep: give a spec file (nctlm sweep SPEC.yaml -o DIR)");
     settings.dry_run = dry_run;
     settings.slice = slice;
-    return sweep::run_sweep(sweep::Spec::load(find_config(spec_file, "sweeps")), settings);
+    return sweep::run_sweep(sweep::Spec::load(resolve_config(spec_file, "sweeps")), settings);
 }
 
 int cmd_sensitivity(const std::vector<std::string>& args) {

@@ -15,13 +15,14 @@ std::string plan_gemm(const GemmWorkload& s, const std::string& cores_text, uint
             long v = std::stol(cores_text, &used);
             if (used != cores_text.size() || v < 1)
                 return fmt::format("workload.cores='{}' must be 1..{} or all", cores_text, platform_cores);
+            // Compared before narrowing: 4294967297 must not become 1.
+            if (v > long(platform_cores))
+                return fmt::format("workload.cores={} but the platform has {} NeuronCores (use 1..{} or all)",
+                                   cores_text, platform_cores, platform_cores);
             cores = uint32_t(v);
         } catch (const std::exception&) {
             return fmt::format("workload.cores='{}' must be 1..{} or all", cores_text, platform_cores);
         }
-        if (cores > platform_cores)
-            return fmt::format("workload.cores={} but the platform has {} NeuronCores (use 1..{} or all)", cores,
-                               platform_cores, platform_cores);
     }
     if (s.m % cores != 0 || (s.m / cores) % s.tile_m != 0)
         return fmt::format("workload.m={} does not split into {} cores x whole row blocks of tile_m={} (m must be a "

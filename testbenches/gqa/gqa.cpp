@@ -32,7 +32,7 @@ const FieldList<GqaWorkload>& GqaWorkload::fields() {
 void GqaTestbench::configure(const ConfigTree& tree) {
     cfg_ = tree.load<GqaWorkload>("workload");
     auto fail = [&](const std::string& key, const std::string& msg) {
-        throw ConfigError(tree.where("workload", key) + ": " + msg);
+        throw ConfigError(tree.blame("workload", key, msg) + ": " + msg);
     };
     if (cfg_.kv_placement != "local" && cfg_.kv_placement != "interleaved")
         fail("kv_placement", "workload.kv_placement must be local or interleaved, not '" + cfg_.kv_placement + "'");

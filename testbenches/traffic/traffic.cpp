@@ -237,9 +237,11 @@ TrafficTestbench::~TrafficTestbench() = default;
 
 void TrafficTestbench::configure(const ConfigTree& tree) {
     cfg_ = tree.load<TrafficConfig>("testbench");
-    if (!(cfg_.warmup < cfg_.duration))
-        throw ConfigError(tree.where("testbench", "warmup") + ": testbench.warmup (" + format_duration(cfg_.warmup) +
-                          ") must be shorter than testbench.duration (" + format_duration(cfg_.duration) + ")");
+    if (!(cfg_.warmup < cfg_.duration)) {
+        std::string msg = "testbench.warmup (" + format_duration(cfg_.warmup) +
+                          ") must be shorter than testbench.duration (" + format_duration(cfg_.duration) + ")";
+        throw ConfigError(tree.blame("testbench", "warmup", msg) + ": " + msg);
+    }
     if (cfg_.duration.ns > 1e9)
         throw ConfigError(tree.where("testbench", "duration") +
                           ": testbench.duration above 1 s of simulated time is not supported by this testbench");
