@@ -225,7 +225,7 @@ pid_t spawn(const Spec& spec, const Job& j, const OutDir& out) {
 ojson finish(const Child& c, int status, const OutDir& out) {
     const Job& j = *c.job;
     ojson r = base_row(j);
-    r["point_wall_s"] = std::chrono::duration<double>(Clock::now() - c.start).count();
+    r["point_host_time_s"] = std::chrono::duration<double>(Clock::now() - c.start).count();
     fs::path stats = out.point_file(j.point.id, ".json"), log = out.point_file(j.point.id, ".log");
     int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     r["exit_code"] = code;
@@ -240,13 +240,14 @@ ojson finish(const Child& c, int status, const OutDir& out) {
         if (report->contains("results"))
             r["results"] = flatten((*report)["results"]);
         if (report->contains("sim")) {
-            r["simulated_ns"] = (*report)["sim"].value("simulated_ns", json());
-            r["sim_wall_s"] = (*report)["sim"].value("wall_s", json());
+            const json& sim = (*report)["sim"];
+            r["sim_time_ns"] = sim.contains("sim_time_ns") ? sim["sim_time_ns"] : sim.value("simulated_ns", json());
+            r["host_time_s"] = sim.contains("host_time_s") ? sim["host_time_s"] : sim.value("wall_s", json());
         }
     }
     if (c.timed_out) {
         r["status"] = "timeout";
-        r["error"] = fmt::format("killed after the {:.0f} s timeout", r["point_wall_s"].get<double>());
+        r["error"] = fmt::format("killed after the {:.0f} s timeout", r["point_host_time_s"].get<double>());
     } else if (WIFSIGNALED(status)) {
         r["status"] = "crashed";
         r["error"] = fmt::format("signal {} ({}){}", WTERMSIG(status), strsignal(WTERMSIG(status)),
@@ -317,7 +318,7 @@ bool run_local(const Spec& spec, const std::vector<const Job*>& todo, size_t wor
             ojson r = finish(c, status, out);
             write_atomically(out.row(c.job->point.id), r.dump() + "\n");
             on_row(r);
-            progress.finished(r, r["point_wall_s"].get<double>());
+            progress.finished(r, r["point_host_time_s"].get<double>());
             reaped = true;
         }
         auto now = Clock::now();

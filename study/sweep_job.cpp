@@ -76,9 +76,9 @@ nlohmann::ordered_json base_row(const Job& j) {
         axes[k] = v;
     r["axes"] = axes;
     r["results"] = nlohmann::ordered_json::object();
-    r["simulated_ns"] = nullptr;
-    r["sim_wall_s"] = nullptr;
-    r["point_wall_s"] = nullptr;
+    r["sim_time_ns"] = nullptr;        // simulated time of the run
+    r["host_time_s"] = nullptr;        // host time its simulation took (sc_start)
+    r["point_host_time_s"] = nullptr;  // host time of the whole point (process start to exit)
     r["error"] = "";
     return r;
 }

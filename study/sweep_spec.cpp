@@ -543,9 +543,19 @@ Table make_table(const std::vector<std::string>& axis_names, std::vector<nlohman
                     std::find(axis_names.begin(), axis_names.end(), k) == axis_names.end())
                     figures.push_back(k);
     t.columns.insert(t.columns.end(), figures.begin(), figures.end());
-    for (const char* c : {"simulated_ns", "sim_wall_s", "point_wall_s", "hash", "error"})
+    for (const char* c : {"sim_time_ns", "host_time_s", "point_host_time_s", "hash", "error"})
         t.columns.push_back(c);
+    // 0.2's names of the three times, kept one release (CHANGELOG): last, so the new ones lead.
+    const std::pair<const char*, const char*> aliases[] = {
+        {"simulated_ns", "sim_time_ns"}, {"sim_wall_s", "host_time_s"}, {"point_wall_s", "point_host_time_s"}};
+    for (auto& [old_name, _] : aliases)
+        t.columns.push_back(old_name);
     for (auto& r : records) {
+        for (auto& [old_name, new_name] : aliases)  // a row of 0.2 has only the old name
+            if (!r.contains(new_name) && r.contains(old_name))
+                r[new_name] = r[old_name];
+            else if (r.contains(new_name))
+                r[old_name] = r[new_name];
         nlohmann::ordered_json row = nlohmann::ordered_json::object();
         for (auto& c : t.columns) {
             if (r.contains("axes") && r["axes"].contains(c))

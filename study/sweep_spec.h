@@ -112,8 +112,9 @@ nlohmann::ordered_json flatten(const nlohmann::json& value, const std::string& p
 nlohmann::ordered_json typed(const std::string& text);
 
 // One row per finished point, merged in index order into the result table. A row record is
-// what rows/<id>.json holds: {id, index, hash, status, exit_code, axes{}, results{}, simulated_ns,
-// sim_wall_s, point_wall_s, error}.
+// what rows/<id>.json holds: {id, index, hash, status, exit_code, axes{}, results{}, sim_time_ns
+// (simulated), host_time_s (the run's sc_start), point_host_time_s (the whole process), error}.
+// The table keeps 0.2's names simulated_ns, sim_wall_s, point_wall_s as trailing aliases.
 struct Table {
     std::vector<std::string> columns;
     std::vector<nlohmann::ordered_json> rows;  // flat: column -> value

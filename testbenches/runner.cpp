@@ -86,6 +86,21 @@ nlohmann::json on_fs_grid(nlohmann::json j, bool is_ns = false) {
     return j;
 }
 
+// 0.2 named simulated time `wall_ns` beside host times: 0.3 says `sim_time_ns`. The old name is
+// kept as an alias for one release (CHANGELOG), wherever a figure has the new one.
+nlohmann::json with_deprecated_aliases(nlohmann::json j) {
+    if (j.is_object()) {
+        for (auto& [k, v] : j.items())
+            v = with_deprecated_aliases(v);
+        if (j.contains("sim_time_ns") && !j.contains("wall_ns"))
+            j["wall_ns"] = j["sim_time_ns"];
+    } else if (j.is_array()) {
+        for (auto& v : j)
+            v = with_deprecated_aliases(v);
+    }
+    return j;
+}
+
 } // namespace
 
 LoadedRun::LoadedRun() = default;
@@ -224,9 +239,13 @@ RunOutcome run(const RunOptions& o) {
     out.report["testbench"] = loaded.testbench;
     out.report["config"] = tree.effective();
     // A failed run's figures are not results: leave them out rather than report a wrong number.
-    out.report["results"] = out.errors.empty() ? on_fs_grid(tb->results()) : nlohmann::json(nullptr);
+    out.report["results"] =
+        out.errors.empty() ? with_deprecated_aliases(on_fs_grid(tb->results())) : nlohmann::json(nullptr);
     out.report["stats"] = stats().to_json();
-    out.report["sim"] = {{"simulated_ns", now_ns()},
+    // Simulated time, and the host time sc_start took; `simulated_ns` and `wall_s` are 0.2's names.
+    out.report["sim"] = {{"sim_time_ns", now_ns()},
+                         {"host_time_s", wall_s},
+                         {"simulated_ns", now_ns()},
                          {"wall_s", wall_s},
                          {"delta_cycles", sc_core::sc_delta_count()},
                          {"errors", out.errors}};

@@ -135,7 +135,7 @@ nlohmann::json GemmTestbench::results() const {
     analytic::GemmStageTimes at = analytic::gemm_stage_times(w_, c.pe, c.dma, path);
     analytic::PipelineResult ar =
         analytic::evaluate(analytic::gemm_pipeline(w_, c.pe, c.dma, path), w_.tiles);
-    r["wall_ns"] = wall;
+    r["sim_time_ns"] = wall;
     r["stage_ns"] = stage_ns;
     r["busy_ns"] = busy_ns;
     r["bottleneck"] = bottleneck_name;
@@ -148,7 +148,7 @@ nlohmann::json GemmTestbench::results() const {
     r["efficiency_engine"] = tensor >= vector ? "tensor" : "vector";
     // The analytic pipeline's counterpart: its engine time per tile over its wall.
     r["analytic_efficiency"] = double(w_.tiles) * std::max(at.gemm, at.evacuate) / ar.wall_ns;
-    r["analytic"] = {{"wall_ns", ar.wall_ns},
+    r["analytic"] = {{"sim_time_ns", ar.wall_ns},
                      {"period_ns", ar.period_ns},
                      {"limiter", ar.limiter},
                      {"latency_ns", ar.latency_ns},
@@ -182,7 +182,7 @@ std::string GemmTestbench::summary() const {
     s += fmt::format("  {:<11} {:>12.1f} (per DMA instruction, overlapped after the first)\n", "dma_start",
                      r["stage_ns"]["dma_start"].get<double>());
     s += fmt::format("  wall {:.1f} ns (analytic {:.1f} ns), bottleneck {} {:.1f} ns\n",
-                     r["wall_ns"].get<double>(), r["analytic"]["wall_ns"].get<double>(),
+                     r["sim_time_ns"].get<double>(), r["analytic"]["sim_time_ns"].get<double>(),
                      r["bottleneck"].get<std::string>(), r["bottleneck_ns"].get<double>());
     s += fmt::format("  efficiency {:.1f} %   analytic efficiency {:.1f} %   (difference {:+.2f} ppt)",
                      100 * r["efficiency"].get<double>(), 100 * r["analytic_efficiency"].get<double>(),
@@ -294,7 +294,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
         start = std::min(start, k.record.launch_ns);
         end = std::max(end, k.record.end_ns);
         double wall = k.record.end_ns - k.record.launch_ns;
-        per_core.push_back({{"tile", k.tile}, {"wall_ns", wall}, {"efficiency", core_flops / (wall * 1e-9) / core_peak}});
+        per_core.push_back({{"tile", k.tile}, {"sim_time_ns", wall}, {"efficiency", core_flops / (wall * 1e-9) / core_peak}});
         bytes += double(t.tiles) * (t.a_bytes() + t.b_bytes() + t.c_bytes());
     }
     double wall = end - start;
@@ -304,7 +304,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     analytic::MemoryPath path(c.dma, c.noc, c.hbm);
     analytic::PipelineResult ar = analytic::evaluate(analytic::gemm_pipeline(t, c.pe, c.dma, path), t.tiles);
     double analytic_wall = ar.wall_ns;  // includes the sequencer fill and tail
-    r["wall_ns"] = wall;
+    r["sim_time_ns"] = wall;
     r["flops"] = part_.flops();
     r["tflops"] = achieved / 1e12;
     r["core_peak_tflops"] = core_peak / 1e12;
@@ -314,7 +314,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     r["per_core"] = per_core;
     r["hbm_bytes"] = bytes;
     r["gb_per_s"] = bytes / wall;
-    r["analytic"] = {{"wall_ns", analytic_wall},
+    r["analytic"] = {{"sim_time_ns", analytic_wall},
                      {"per_core_efficiency", core_flops / (analytic_wall * 1e-9) / core_peak},
                      {"limiter", ar.limiter},
                      {"bottleneck", ar.bottleneck}};
@@ -332,9 +332,9 @@ std::string GemmTestbench::multicore_summary() const {
         "  wall {:.1f} us, {:.2f} TFLOPS = {:.1f} % of the platform peak ({:.2f} TFLOPS), per-core efficiency "
         "{:.1f} %\n  analytic (contention-free) {:.1f} us, per-core efficiency {:.1f} % ({} bound); sim/analytic {:.3f}",
         w_.m, w_.k, w_.n, dtype_name(w_.dtype), part_.cores, platform_->platform.name, part_.rows_per_core, t.tiles,
-        t.m, t.k, t.n, r["wall_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
+        t.m, t.k, t.n, r["sim_time_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
         100 * r["chip_efficiency"].get<double>(), r["platform_peak_tflops"].get<double>(),
-        100 * r["per_core_efficiency"].get<double>(), r["analytic"]["wall_ns"].get<double>() / 1e3,
+        100 * r["per_core_efficiency"].get<double>(), r["analytic"]["sim_time_ns"].get<double>() / 1e3,
         100 * r["analytic"]["per_core_efficiency"].get<double>(), r["analytic"]["bottleneck"].get<std::string>(),
         r["sim_over_analytic"].get<double>());
 }

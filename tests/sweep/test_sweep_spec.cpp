@@ -187,8 +187,8 @@ TEST(SweepTable, RowsSortedByPointAndColumnsUnited) {
     auto rec = [](size_t i, const char* status, nlohmann::ordered_json results) {
         nlohmann::ordered_json r = {{"id", std::to_string(i)}, {"index", i}, {"hash", "h"}, {"status", status},
                                     {"exit_code", 0}, {"axes", {{"dma.channels", std::to_string(i + 1)}}},
-                                    {"results", results}, {"simulated_ns", 1.0}, {"sim_wall_s", 0.1},
-                                    {"point_wall_s", 0.2}, {"error", ""}};
+                                    {"results", results}, {"sim_time_ns", 1.0}, {"host_time_s", 0.1},
+                                    {"point_host_time_s", 0.2}, {"error", ""}};
         return r;
     };
     Table t = make_table({"dma.channels"}, {rec(2, "ok", {{"ratio", 0.5}, {"x", 1}}), rec(0, "failed", {}),
@@ -197,13 +197,15 @@ TEST(SweepTable, RowsSortedByPointAndColumnsUnited) {
     EXPECT_EQ(t.rows[0]["id"], "0");
     EXPECT_EQ(t.rows[2]["id"], "2");
     EXPECT_EQ(t.columns, (std::vector<std::string>{"id", "status", "exit_code", "dma.channels", "ratio", "y", "x",
-                                                   "simulated_ns", "sim_wall_s", "point_wall_s", "hash", "error"}));
+                                                   "sim_time_ns", "host_time_s", "point_host_time_s", "hash", "error",
+                                                   "simulated_ns", "sim_wall_s", "point_wall_s"}));
     EXPECT_TRUE(t.rows[0]["ratio"].is_null());
     EXPECT_EQ(t.rows[1]["dma.channels"], 2);
     std::string csv = to_csv(t);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "id,status,exit_code,dma.channels,ratio,y,x,simulated_ns,sim_wall_s,point_wall_s,hash,error");
-    EXPECT_NE(csv.find("\n1,ok,0,2,0.7,z,,1.0,0.1,0.2,h,\n"), std::string::npos) << csv;
+              "id,status,exit_code,dma.channels,ratio,y,x,sim_time_ns,host_time_s,point_host_time_s,hash,error,"
+              "simulated_ns,sim_wall_s,point_wall_s");
+    EXPECT_NE(csv.find("\n1,ok,0,2,0.7,z,,1.0,0.1,0.2,h,,1.0,0.1,0.2\n"), std::string::npos) << csv;
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
     std::string jsonl = to_jsonl(t);
     EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 3);
