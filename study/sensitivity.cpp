@@ -1,6 +1,7 @@
 #include "study/studies.h"
 
 #include "models/common/config.h"
+#include "models/common/csv.h"
 #include "platforms/platform_config.h"
 #include "platforms/shipped_configs.h"
 #include "study/exit_status.h"
@@ -99,15 +100,13 @@ int run_sensitivity(const StudyRun& st, const SensitivityOptions& o) {
     }
     std::cerr << fmt::format("sensitivity: {} parameters, {} runs ({} {})\n", ps.size(), cases.size(),
                              use_range ? "plausible ranges, else +-" : "+-", num(step_pct) + " %");
-    int rc = st.run_cases("sensitivity", cases, "nctlm sensitivity " + st.run_line());
+    // The base run first: --figures is checked against its results before the other runs.
+    int rc = st.run_base_then(cases, "sensitivity", "nctlm sensitivity " + st.run_line());
     if (rc == kExitUsage || rc == kExitInterrupted)
         return rc;
 
     auto rows = st.rows();
-    if (!rows.count("base") || rows["base"].value("status", "") != "ok")
-        throw ConfigError("sensitivity: the base run failed: " +
-                          (rows.count("base") ? rows["base"].value("error", "") : std::string("no row")));
-    const json& base = rows["base"];
+    const json& base = rows.at("base");
     std::vector<std::string> figures = st.figures;
     if (figures.empty())
         for (auto& [k, _] : StudyRun::numbers(base))
@@ -132,9 +131,11 @@ int run_sensitivity(const StudyRun& st, const SensitivityOptions& o) {
         }
         report["parameters"].push_back(j);
     }
+    report["ranked_by"] = use_range ? "swing" : "elasticity";
     report["figures"] = ojson::object();
-    std::string csv = "figure,parameter,provenance,plausible,base,down,up,figure_base,figure_down,figure_up,"
-                      "down_change,up_change,elasticity\n";
+    CsvWriter csv({"figure", "figure_unit", "parameter", "provenance", "plausible", "base", "down", "up",
+                   "figure_base", "figure_down", "figure_up", "down_change_pct", "up_change_pct", "swing_pct",
+                   "elasticity", "lopsided"});
     std::vector<std::string> shown;
     for (auto& fig : figures) {
         auto f0 = StudyRun::figure(base, fig);
@@ -144,11 +145,13 @@ int run_sensitivity(const StudyRun& st, const SensitivityOptions& o) {
         }
         struct Row {
             const Perturbed* p;
-            std::optional<double> fd, fu, e;
+            std::optional<double> fd, fu, e, dc, uc;
+            double swing = 0;
+            bool lopsided = false;
         };
         std::vector<Row> out;
         for (auto& p : ps) {
-            Row r{&p, std::nullopt, std::nullopt, std::nullopt};
+            Row r{&p, std::nullopt, std::nullopt, std::nullopt, std::nullopt, std::nullopt};
             if (p.down)
                 if (auto it = rows.find(case_label(p.field.name(), "down")); it != rows.end())
                     r.fd = StudyRun::figure(it->second, fig);
@@ -157,43 +160,61 @@ int run_sensitivity(const StudyRun& st, const SensitivityOptions& o) {
                     r.fu = StudyRun::figure(it->second, fig);
             r.e = study::elasticity(p.base, *f0, r.fd ? p.down : std::nullopt, r.fd, r.fu ? p.up : std::nullopt,
                                     r.fu);
+            if (r.fd)
+                r.dc = *r.fd / *f0 - 1;
+            if (r.fu)
+                r.uc = *r.fu / *f0 - 1;
+            r.swing = study::swing(*f0, r.fd, r.fu);
+            r.lopsided = study::lopsided(p.base, *f0, r.fd ? p.down : std::nullopt, r.fd, r.fu ? p.up : std::nullopt,
+                                         r.fu);
             out.push_back(r);
         }
-        bool moves = std::any_of(out.begin(), out.end(), [](const Row& r) { return r.e && std::fabs(*r.e) > 1e-9; });
+        bool moves = std::any_of(out.begin(), out.end(), [](const Row& r) { return r.swing > 1e-9; });
         if (!moves && st.figures.empty())
             continue;  // an echo of an input (n, tiles, bytes): nothing to rank
-        std::stable_sort(out.begin(), out.end(), [](const Row& a, const Row& b) {
+        // Over plausible ranges the parameters move by different factors, so the largest
+        // elasticity need not be the largest swing: rank by what the figure actually did.
+        std::stable_sort(out.begin(), out.end(), [&](const Row& a, const Row& b) {
+            if (use_range)
+                return a.swing > b.swing;
             return (a.e ? std::fabs(*a.e) : -1) > (b.e ? std::fabs(*b.e) : -1);
         });
         ojson list = ojson::array();
         for (auto& r : out) {
-            double dc = r.fd ? *r.fd / *f0 - 1 : NAN, uc = r.fu ? *r.fu / *f0 - 1 : NAN;
+            auto opt = [](std::optional<double> v) { return v ? json(*v) : json(); };
             list.push_back({{"parameter", r.p->field.name()}, {"provenance", provenance_name(r.p->field.provenance)},
                             {"plausible", r.p->field.plausible}, {"down", r.p->down_text}, {"up", r.p->up_text},
-                            {"figure_down", r.fd ? json(*r.fd) : json()}, {"figure_up", r.fu ? json(*r.fu) : json()},
-                            {"down_change", r.fd ? json(dc) : json()}, {"up_change", r.fu ? json(uc) : json()},
-                            {"elasticity", r.e ? json(*r.e) : json()}});
-            csv += fmt::format("{},{},{},\"{}\",\"{}\",\"{}\",\"{}\",{},{},{},{},{},{}\n", fig, r.p->field.name(),
-                               provenance_name(r.p->field.provenance), r.p->field.plausible,
-                               tree.effective()[r.p->field.section][r.p->field.key].dump(), r.p->down_text,
-                               r.p->up_text, num(*f0), r.fd ? num(*r.fd) : "", r.fu ? num(*r.fu) : "",
-                               r.fd ? num(dc) : "", r.fu ? num(uc) : "", r.e ? num(*r.e) : "");
+                            {"figure_down", opt(r.fd)}, {"figure_up", opt(r.fu)}, {"down_change", opt(r.dc)},
+                            {"up_change", opt(r.uc)}, {"swing", r.swing}, {"elasticity", opt(r.e)},
+                            {"lopsided", r.lopsided}});
+            auto cell = [](std::optional<double> v, double scale = 1) { return v ? num(*v * scale) : ""; };
+            const json& shown_base = tree.effective()[r.p->field.section][r.p->field.key];
+            csv.row({fig, study::figure_unit(fig), r.p->field.name(), provenance_name(r.p->field.provenance),
+                     r.p->field.plausible, shown_base.is_string() ? shown_base.get<std::string>() : shown_base.dump(),
+                     r.p->down_text, r.p->up_text, num(*f0), cell(r.fd), cell(r.fu), cell(r.dc, 100),
+                     cell(r.uc, 100), num(r.swing * 100), cell(r.e), r.lopsided ? "true" : "false"});
         }
-        report["figures"][fig] = {{"base", *f0}, {"elasticities", list}};
+        report["figures"][fig] = {{"base", *f0}, {"unit", study::figure_unit(fig)}, {"elasticities", list}};
         shown.push_back(fig);
 
-        std::cout << fmt::format("\n{} = {} ({}): elasticity d ln {} / d ln parameter, ranked\n", fig, num(*f0),
-                                 st.testbench, fig);
-        std::cout << fmt::format("| {:>2} | {:<34} | {:<10} | {:>10} | {:>10} | {:>10} |\n", "#", "parameter",
-                                 "provenance", "elasticity", "down", "up");
-        std::cout << "| --: | --- | --- | --: | --: | --: |\n";
+        std::cout << fmt::format("\n{} = {} ({}): ranked by {}{}\n", fig, num(*f0), st.testbench,
+                                 use_range ? "swing (the figure's spread over the parameter's range)"
+                                           : "|elasticity| (d ln " + fig + " / d ln parameter)",
+                                 std::any_of(out.begin(), out.end(), [](const Row& r) { return r.lopsided; })
+                                     ? "; * lopsided: one side moves it far more than the other"
+                                     : "");
+        std::cout << fmt::format("| {:>2} | {:<34} | {:<10} | {:>10} | {:>9} | {:>10} | {:>10} |\n", "#", "parameter",
+                                 "provenance", "elasticity", "swing", "down", "up");
+        std::cout << "| --: | --- | --- | --: | --: | --: | --: |\n";
         for (size_t i = 0; i < out.size() && i < top; ++i) {
             auto& r = out[i];
-            if (!r.e || std::fabs(*r.e) < 1e-9)
+            if (r.swing < 1e-9)
                 break;
-            std::cout << fmt::format("| {:>2} | {:<34} | {:<10} | {:>+10.4f} | {:>10} | {:>10} |\n", i + 1,
-                                     "`" + r.p->field.name() + "`", provenance_name(r.p->field.provenance), *r.e,
-                                     r.fd ? pct(*r.fd / *f0 - 1) : "", r.fu ? pct(*r.fu / *f0 - 1) : "");
+            std::cout << fmt::format("| {:>2} | {:<34} | {:<10} | {:>10} | {:>9} | {:>10} | {:>10} |\n", i + 1,
+                                     "`" + r.p->field.name() + "`" + (r.lopsided ? " *" : ""),
+                                     provenance_name(r.p->field.provenance),
+                                     r.e ? fmt::format("{:+.4f}", *r.e) : "n/a", fmt::format("{:.2f} %", r.swing * 100),
+                                     r.dc ? pct(*r.dc) : "", r.uc ? pct(*r.uc) : "");
         }
     }
     std::vector<std::string> failed;
@@ -207,27 +228,11 @@ int run_sensitivity(const StudyRun& st, const SensitivityOptions& o) {
         std::cout << "\n";
     }
     st.write("sensitivity.json", report.dump(1) + "\n");
-    st.write("sensitivity.csv", csv);
-    std::vector<std::string> drawn;
-    if (st.run.plot && !shown.empty()) {
-        std::string script = find_script("tornado");
-        if (script.empty()) {
-            std::cerr << "sensitivity: no tornado script found (" << data_dirs().found_by
-                      << "; see `nctlm paths`): no plots drawn\n";
-        } else {
-            std::vector<std::vector<std::string>> cmds;
-            for (auto& fig : shown)
-                cmds.push_back({script, st.file("sensitivity.json"), "--figure", fig, "-o",
-                                st.file("tornado-" + fig + ".png")});
-            auto rcs = sweep::run_all(cmds, st.run.jobs ? st.run.jobs : 2);
-            for (size_t i = 0; i < rcs.size(); ++i) {
-                if (rcs[i] != 0)
-                    std::cerr << "sensitivity: tornado plot for " << shown[i] << " failed (exit " << rcs[i] << ")\n";
-                else
-                    drawn.push_back("tornado-" + shown[i] + ".png");
-            }
-        }
-    }
+    st.write("sensitivity.csv", csv.text());
+    std::vector<std::vector<std::string>> plots;
+    for (auto& fig : shown)
+        plots.push_back({st.file("sensitivity.json"), "--figure", fig, "-o", st.file("tornado-" + fig + ".png")});
+    std::vector<std::string> drawn = st.draw("tornado", plots);
     std::cerr << "sensitivity: " << st.file("sensitivity.json") << ", sensitivity.csv";
     for (auto& d : drawn)
         std::cerr << ", " << d;

@@ -2,13 +2,16 @@
 
 #include "models/common/atomic_file.h"
 #include "platforms/platform_config.h"
+#include "study/exit_status.h"
 #include "platforms/shipped_configs.h"
+#include "study/local_pool.h"
 #include "testbenches/runner.h"
 #include "testbenches/testbench.h"
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <yaml-cpp/yaml.h>
 
 namespace fs = std::filesystem;
@@ -90,6 +93,34 @@ int StudyRun::run_cases(const std::string& name, const Cases& cases, const std::
     return sweep::run_sweep(sweep::Spec::load(spec), settings);
 }
 
+int StudyRun::run_base_then(const Cases& cases, const std::string& name, const std::string& note) const {
+    StudyRun first = *this;
+    first.run.prune = false;  // the other points' files stay for the full run to reuse
+    int rc = first.run_cases(name, {cases.front()}, note);
+    if (rc == kExitUsage || rc == kExitInterrupted)
+        return rc;
+    auto all = rows();
+    auto base = all.find(cases.front().first);
+    if (base == all.end() || base->second.value("status", "") != "ok")
+        throw ConfigError(name + ": the base run failed: " +
+                          (base == all.end() ? std::string("no row") : base->second.value("error", "")));
+    std::vector<std::string> have;
+    for (auto& [k, _] : numbers(base->second))
+        have.push_back(k);
+    for (auto& f : figures)
+        if (std::find(have.begin(), have.end(), f) == have.end()) {
+            std::string list, hint = did_you_mean(f, have);
+            for (auto& h : have)
+                list += (list.empty() ? "" : ", ") + h;
+            throw ConfigError("--figures: '" + f + "' is not a numeric result of testbench '" + testbench + "'" +
+                              (hint.empty() ? "" : "; did you mean '" + hint + "'?") + " (its results: " + list +
+                              ")");
+        }
+    StudyRun rest = *this;
+    rest.run.resume = true;  // the base row just made
+    return rest.run_cases(name, cases, note);
+}
+
 std::map<std::string, json> StudyRun::rows() const {
     std::map<std::string, json> out;
     std::ifstream in(file("sweep.json"));
@@ -118,6 +149,32 @@ std::optional<double> StudyRun::figure(const json& row, const std::string& name)
         !row["results"][name].is_number())
         return std::nullopt;
     return row["results"][name].get<double>();
+}
+
+std::vector<std::string> StudyRun::draw(const std::string& script_name,
+                                        const std::vector<std::vector<std::string>>& args) const {
+    std::vector<std::string> drawn;
+    if (!run.plot || args.empty())
+        return drawn;
+    std::string script = find_script(script_name);
+    if (script.empty()) {
+        std::cerr << "no " << script_name << " script found (" << data_dirs().found_by
+                  << "; see `nctlm paths`): no plots drawn\n";
+        return drawn;
+    }
+    std::vector<std::vector<std::string>> commands;
+    for (auto& a : args) {
+        commands.push_back({script});
+        commands.back().insert(commands.back().end(), a.begin(), a.end());
+    }
+    auto rcs = sweep::run_all(commands, run.jobs ? run.jobs : 2);
+    for (size_t i = 0; i < rcs.size(); ++i) {
+        if (rcs[i] != 0)
+            std::cerr << script_name << ": " << args[i].back() << " failed (exit " << rcs[i] << ")\n";
+        else
+            drawn.push_back(fs::path(args[i].back()).filename().string());
+    }
+    return drawn;
 }
 
 void StudyRun::write(const std::string& name, const std::string& text) const { write_atomically(file(name), text); }

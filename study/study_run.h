@@ -33,8 +33,15 @@ struct StudyRun {
     // sweep's exit status (3 when some point failed: a perturbation can make a configuration
     // invalid, which the study reports rather than stops on).
     int run_cases(const std::string& name, const Cases& cases, const std::string& note) const;
+    // Runs the first case (the base) alone, checks `figures` against its results (ConfigError: an
+    // unknown figure, or a failed base run), then all of `cases` reusing it. The sweep's exit status.
+    int run_base_then(const Cases& cases, const std::string& name, const std::string& note) const;
     // The rows of the sweep, by case label (status, results).
     std::map<std::string, nlohmann::json> rows() const;
+    // Runs scripts/SCRIPT once per argument list (the output file last in each, after -o), a few at
+    // a time, unless run.plot is off; the files drawn (a missing script or a failed plot is said
+    // on stderr, not an error: the numbers are written already).
+    std::vector<std::string> draw(const std::string& script, const std::vector<std::vector<std::string>>& args) const;
     // Writes out_dir/file (atomically).
     void write(const std::string& file, const std::string& text) const;
     // "-p ... -t ... [-w ...] [--set ...]": the run, for reports.

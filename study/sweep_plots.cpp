@@ -49,7 +49,11 @@ void make_plots(const OutDir& out, const std::string& name, const ojson& plots, 
         if (p.value("logy", false))
             argv.push_back("--logy");
         argv.insert(argv.end(), {"--title", p.value("title", "").empty() ? name : p["title"].get<std::string>()});
-        fs::path target = fs::path(file).is_absolute() ? fs::path(file) : out.root / file;
+        if (!inside_output(file)) {  // a hand-edited manifest (--collect): the spec refuses these
+            std::cerr << "sweep: plot file '" << file << "' is not inside " << out.root.string() << "; skipped\n";
+            continue;
+        }
+        fs::path target = out.root / file;
         argv.insert(argv.end(), {"-o", target.string()});
         commands.push_back(argv);
         targets.push_back(target);

@@ -5,9 +5,11 @@
 #include "study/exit_status.h"
 #include "study/local_pool.h"
 #include "study/slurm_backend.h"
+#include "study/spec_check.h"
 #include "study/sweep_plots.h"
 
 #include <algorithm>
+#include <set>
 #include <cstdlib>
 #include <fmt/format.h>
 #include <iostream>
@@ -39,6 +41,25 @@ int collect(const std::string& dir, bool plot) {
     return report(out, m["name"], t, 0, -1);
 }
 
+namespace {
+
+// Point files of ids the spec no longer has (a resumed, shrunk spec): they would describe points
+// that are not in results.csv.
+void remove_points_not_in(const OutDir& out, const std::vector<Job>& jobs) {
+    std::set<std::string> ids;
+    for (auto& j : jobs)
+        ids.insert(j.point.id);
+    std::error_code ec;
+    std::vector<fs::path> stale;
+    for (auto& e : fs::directory_iterator(out.points(), ec))
+        if (!ids.count(e.path().stem().string()))
+            stale.push_back(e.path());
+    for (auto& f : stale)
+        fs::remove(f, ec);
+}
+
+} // namespace
+
 int run_sweep(const Spec& spec, const RunSettings& settings) {
     const RunSettings& o = settings;
     if (o.backend != "local" && o.backend != "slurm")
@@ -61,6 +82,7 @@ int run_sweep(const Spec& spec, const RunSettings& settings) {
                                       "or pass --max-points {}",
                                       spec.file, n == SIZE_MAX ? std::string("over 1.8e19") : std::to_string(n),
                                       max_points, n == SIZE_MAX ? std::string("N") : std::to_string(n)));
+    check_spec(spec);
     std::vector<Job> jobs;
     for (auto& p : spec.points())
         jobs.push_back(prepare(spec, p));
@@ -107,10 +129,30 @@ int run_sweep(const Spec& spec, const RunSettings& settings) {
     std::map<size_t, ojson> rows;  // by point index, for the merge
     std::vector<const Job*> todo;
     size_t skipped = 0, mine = 0;
+    // A reused row's point files (stats JSON, stderr log) come from the id that ran it, which may
+    // differ in a changed spec: read them all before any is rewritten.
+    std::map<std::string, std::map<std::string, std::string>> carried;  // new id -> ext -> text
+    auto read_if = [](const fs::path& f, std::map<std::string, std::string>& into, const char* ext) {
+        std::error_code ec;
+        if (fs::exists(f, ec))
+            into[ext] = read_text(f);
+    };
+    for (auto& j : jobs) {
+        if (!slice.has(j.point.index) || !j.error.empty())
+            continue;
+        auto it = done.find(j.hash);
+        if (it != done.end() && it->second["id"] != j.point.id) {
+            std::string from = it->second["id"].get<std::string>();
+            for (const char* ext : {".json", ".log"})
+                read_if(out.point_file(from, ext), carried[j.point.id], ext);
+        }
+    }
     for (auto& j : jobs) {
         if (!slice.has(j.point.index))
             continue;
         ++mine;
+        // Every point's YAML is rewritten: its settings and replay line are this spec's.
+        write_point_yaml(out, spec, j);
         auto it = j.error.empty() ? done.find(j.hash) : done.end();
         if (it != done.end()) {
             ojson r = it->second;
@@ -121,14 +163,27 @@ int run_sweep(const Spec& spec, const RunSettings& settings) {
                         fresh[k] = v;
                 r = fresh;
                 write_atomically(out.row(j.point.id), r.dump() + "\n");
+                for (const char* ext : {".json", ".log"}) {
+                    auto& files = carried[j.point.id];
+                    std::error_code ec;
+                    if (files.count(ext))
+                        write_atomically(out.point_file(j.point.id, ext), files[ext]);
+                    else
+                        fs::remove(out.point_file(j.point.id, ext), ec);
+                }
             }
             rows[j.point.index] = r;
             ++skipped;
             continue;
         }
-        write_point_yaml(out, spec, j);
+        // To run (or invalid): nothing of another point may stay under its id.
+        std::error_code ec;
+        for (const char* ext : {".json", ".log"})
+            fs::remove(out.point_file(j.point.id, ext), ec);
         todo.push_back(&j);
     }
+    if (!sliced && o.prune)
+        remove_points_not_in(out, jobs);
 
     catch_stop_signals();
     auto start = Clock::now();
@@ -140,6 +195,12 @@ int run_sweep(const Spec& spec, const RunSettings& settings) {
             return kExitOk;
         if (complete) {
             Totals t = merge(out, spec.axis_names(), jobs, nullptr);
+            if (o.plot && !plot_result_fields(spec).empty())
+                for (auto& j : jobs)
+                    if (auto r = read_row(out.row(j.point.id)); r && (*r)["status"] == "ok") {
+                        check_plot_results(spec, *r);
+                        break;
+                    }
             if (o.plot)
                 make_plots(out, spec.name, plots_json(spec), jobs_n);
             return report(out, spec.name, t, skipped,
@@ -153,14 +214,32 @@ int run_sweep(const Spec& spec, const RunSettings& settings) {
                                  spec.name, jobs.size(), todo.size(), skipped, jobs_n, timeout_s, out.root.string());
     Progress progress(mine, skipped);
     auto last_merge = Clock::now();
-    complete = run_local(spec, todo, jobs_n, timeout_s, out, progress, [&](const ojson& r) {
+    auto on_row = [&](const ojson& r) {
         rows[r["index"].get<size_t>()] = r;
         // Keep results.* current while a long sweep runs, without rewriting them per point.
         if (!sliced && Clock::now() - last_merge > std::chrono::seconds(2)) {
             merge(out, spec.axis_names(), jobs, &rows);
             last_merge = Clock::now();
         }
-    });
+    };
+    // A plot naming results: check them on one finished point before running the others, so a
+    // typo in plot.y costs one point, not the whole sweep.
+    if (!sliced && o.plot && !plot_result_fields(spec).empty()) {
+        auto ok = std::find_if(rows.begin(), rows.end(), [](auto& r) { return r.second["status"] == "ok"; });
+        while (ok == rows.end() && !todo.empty() && complete) {
+            auto first = std::find_if(todo.begin(), todo.end(), [](const Job* j) { return j->error.empty(); });
+            if (first == todo.end())
+                break;
+            const Job* j = *first;
+            todo.erase(first);
+            complete = run_local(spec, {j}, 1, timeout_s, out, progress, on_row);
+            ok = std::find_if(rows.begin(), rows.end(), [](auto& r) { return r.second["status"] == "ok"; });
+        }
+        if (ok != rows.end())
+            check_plot_results(spec, ok->second);
+    }
+    if (complete)
+        complete = run_local(spec, todo, jobs_n, timeout_s, out, progress, on_row);
     progress.end();
     double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (sliced) {

@@ -26,6 +26,7 @@ struct RunSettings {
     size_t slurm_tasks = 1000;
     size_t max_points = 100000;
     std::string slice;                     // "I/N": only those points, no merge (a Slurm task)
+    bool prune = true;                     // remove point files of ids the spec does not have
 };
 
 // Exit status: 0 every point ok, 2 bad spec or settings, 3 some point failed/missing, 130 interrupted.

@@ -21,6 +21,11 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",  "description", "platform", "testbench", "workload", "set",
                                            "grid",  "zip",         "overrides", "timeout",  "plot", "cases"};
 
+std::string mark_of(const std::string& file, const YAML::Node& node) {
+    YAML::Mark m = node.Mark();
+    return m.is_null() ? file : fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+}
+
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& msg) {
     YAML::Mark m = node.Mark();
     if (m.is_null())
@@ -70,13 +75,14 @@ std::vector<std::string> values_of(const std::string& file, const YAML::Node& no
 }
 
 KeyValues key_values(const std::string& file, const YAML::Node& node, const std::string& what,
-                     bool allow_workload) {
+                     bool allow_workload, std::map<std::string, std::string>& marks) {
     if (!node.IsMap())
         fail(file, node, what + " must be a map of section.key: value");
     KeyValues out;
     for (auto it = node.begin(); it != node.end(); ++it) {
         std::string key = it->first.as<std::string>();
         check_key(file, it->first, key, allow_workload);
+        marks.emplace(key, mark_of(file, it->first));
         out.emplace_back(key, scalar(file, it->second, what + " '" + key + "'"));
     }
     return out;
@@ -131,6 +137,21 @@ std::string number_text(double v) {
 }
 
 } // namespace
+
+bool inside_output(const std::string& relative) {
+    fs::path p(relative);
+    if (relative.empty() || p.is_absolute())
+        return false;
+    for (auto& part : p.lexically_normal())
+        if (part == "..")
+            return false;
+    return true;
+}
+
+std::string Spec::at(const std::string& what) const {
+    auto it = marks.find(what);
+    return it == marks.end() ? file : it->second;
+}
 
 bool is_range(const std::string& text) { return text.find("..") != std::string::npos; }
 
@@ -248,8 +269,16 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
             fail(file, it->first, "unknown sweep key '" + key + "'" +
                                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
         }
+        if (key == "name" || key == "platform" || key == "testbench" || key == "workload")
+            s.marks[key] = mark_of(file, v);
         if (key == "name") {
             s.name = scalar(file, v, "name");
+            // The name names files in -o (NAME.png) and the Slurm job: a plain name, not a path.
+            if (s.name.empty() || s.name == "." || s.name == ".." ||
+                s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                    std::string::npos)
+                fail(file, v, "name '" + s.name + "' must be a plain name (letters, digits, . _ -): it names the "
+                                                  "sweep's files inside -o");
         } else if (key == "description") {
         } else if (key == "platform") {
             s.platform = s.resolve(scalar(file, v, "platform"));
@@ -258,7 +287,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
         } else if (key == "workload") {
             s.workload = s.resolve(scalar(file, v, "workload"));
         } else if (key == "set") {
-            s.set = key_values(file, v, "set", false);
+            s.set = key_values(file, v, "set", false, s.marks);
         } else if (key == "timeout") {
             std::string t = scalar(file, v, "timeout");
             try {
@@ -273,6 +302,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 std::string k = a->first.as<std::string>();
                 check_key(file, a->first, k, true);
                 add_axis_key(a->first, k);
+                s.marks.emplace(k, mark_of(file, a->first));
                 AxisGroup g;
                 g.axes.push_back({k, values_of(file, a->second, k)});
                 s.groups.push_back(std::move(g));
@@ -295,6 +325,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                     std::string k = a->first.as<std::string>();
                     check_key(file, a->first, k, true);
                     add_axis_key(a->first, k);
+                    s.marks.emplace(k, mark_of(file, a->first));
                     g.axes.push_back({k, values_of(file, a->second, k)});
                     if (g.axes.back().values.size() != g.axes.front().values.size())
                         fail(file, a->second,
@@ -324,7 +355,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 if (!labels.insert(label).second)
                     fail(file, c["case"], "case '" + label + "' appears twice");
                 g.axes[0].values.push_back(label);
-                g.case_sets.push_back(c["set"] ? key_values(file, c["set"], "case set", false) : KeyValues{});
+                g.case_sets.push_back(c["set"] ? key_values(file, c["set"], "case set", false, s.marks) : KeyValues{});
             }
             s.groups.push_back(std::move(g));
         } else if (key == "overrides") {
@@ -340,8 +371,8 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                         fail(file, kv->first, "unknown override key '" + k + "' (when, set)");
                 }
                 if (o["when"])
-                    ov.when = key_values(file, o["when"], "when", true);
-                ov.set = key_values(file, o["set"], "override set", false);
+                    ov.when = key_values(file, o["when"], "when", true, s.marks);
+                ov.set = key_values(file, o["set"], "override set", false, s.marks);
                 s.overrides.push_back(std::move(ov));
                 for (auto& [k, _] : s.overrides.back().when)
                     if (!axis_keys.count(k))
@@ -359,17 +390,24 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 if (!p.IsMap() || !p["x"] || !p["y"])
                     fail(file, p, "plot needs x and y (and optionally hue, logx, logy, title, file)");
                 PlotSpec ps;
+                const std::string id = "plot" + std::to_string(s.plots.size());
                 for (auto kv = p.begin(); kv != p.end(); ++kv) {
                     std::string k = kv->first.as<std::string>();
                     YAML::Node pv = kv->second;
+                    if (k == "x" || k == "hue" || k == "file")
+                        s.marks[id + "." + k] = mark_of(file, pv);
                     if (k == "x")
                         ps.x = scalar(file, pv, "plot.x");
                     else if (k == "hue")
                         ps.hue = scalar(file, pv, "plot.hue");
                     else if (k == "title")
                         ps.title = scalar(file, pv, "plot.title");
-                    else if (k == "file")
+                    else if (k == "file") {
                         ps.file = scalar(file, pv, "plot.file");
+                        if (!inside_output(ps.file))
+                            fail(file, pv, "plot.file '" + ps.file + "' must be a relative path inside the output "
+                                                                     "directory (no leading /, no ..)");
+                    }
                     else if (k == "logx" || k == "logy") {
                         try {
                             (k == "logx" ? ps.logx : ps.logy) = pv.as<bool>();
@@ -377,11 +415,15 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                             fail(file, pv, "plot." + k + " must be true or false");
                         }
                     } else if (k == "y") {
+                        auto add = [&](const YAML::Node& y) {
+                            s.marks[id + ".y" + std::to_string(ps.y.size())] = mark_of(file, y);
+                            ps.y.push_back(scalar(file, y, "plot.y"));
+                        };
                         if (pv.IsSequence())
                             for (const auto& y : pv)
-                                ps.y.push_back(scalar(file, y, "plot.y"));
+                                add(y);
                         else
-                            ps.y.push_back(scalar(file, pv, "plot.y"));
+                            add(pv);
                     } else
                         fail(file, kv->first, "unknown plot key '" + k + "' (x, y, hue, logx, logy, title, file)");
                 }

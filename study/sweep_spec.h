@@ -27,6 +27,7 @@
 #include "models/common/config.h"
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -83,6 +84,11 @@ struct Spec {
     std::vector<Override> overrides;
     std::vector<PlotSpec> plots;
     double timeout_s = 3600;
+    // "file:line:col" of what the spec names, for messages found after parsing (spec_check.h):
+    // each config key by its first mention, and "testbench", "platform", "workload", "name",
+    // "plot<i>.x", "plot<i>.y<j>", "plot<i>.hue", "plot<i>.file".
+    std::map<std::string, std::string> marks;
+    std::string at(const std::string& what) const;  // marks[what], else the file
 
     static Spec load(const std::string& path);  // throws ConfigError with file:line:col
     static Spec parse(const YAML::Node& doc, const std::string& file, const std::string& dir);
@@ -101,6 +107,9 @@ struct Slice {
     static Slice parse(const std::string& text);
     bool has(size_t point_index) const { return point_index % count == index; }
 };
+
+// A path from a spec that names a file in the output directory: relative, no `..` out of it.
+bool inside_output(const std::string& relative);
 
 // Stable 64-bit FNV-1a, hex: names a point's effective configuration for --resume.
 std::string hash_hex(const std::string& text);

@@ -1,6 +1,7 @@
 #include "study/studies.h"
 
 #include "models/common/config.h"
+#include "models/common/csv.h"
 #include "platforms/platform_config.h"
 #include "platforms/shipped_configs.h"
 #include "study/exit_status.h"
@@ -31,6 +32,17 @@ std::string num(double v) { return fmt::format("{:.6g}", v); }
 bool uncertainty_default(const FieldInfo& f) {
     return f.numeric() && f.unit != "bytes" && !f.plausible.empty() &&
            (f.provenance == Provenance::calibrated || f.provenance == Provenance::assumed);
+}
+
+// The unit numeric_value() gives a field's value in.
+std::string base_unit(const FieldInfo& f) {
+    if (f.unit == "bytes")
+        return "B";
+    if (f.unit == "s")
+        return "ns";
+    if (f.unit == "number")
+        return "1";
+    return f.unit;  // count, Hz, B/s
 }
 
 } // namespace
@@ -68,13 +80,11 @@ int run_uncertainty(const StudyRun& st, const UncertaintyOptions& o) {
     }
     std::cerr << fmt::format("uncertainty: {} parameters, {} samples (seed {}) + the base run\n", fields.size(), n,
                              seed);
-    int rc = st.run_cases("uncertainty", cases, fmt::format("nctlm uncertainty {} -n {} --seed {}", st.run_line(), n,
-                                                            seed));
+    int rc = st.run_base_then(cases, "uncertainty",
+                              fmt::format("nctlm uncertainty {} -n {} --seed {}", st.run_line(), n, seed));
     if (rc == kExitUsage || rc == kExitInterrupted)
         return rc;
     auto rows = st.rows();
-    if (!rows.count("base") || rows["base"].value("status", "") != "ok")
-        throw ConfigError("uncertainty: the base run failed");
     std::vector<std::string> figures = st.figures;
     if (figures.empty())
         for (auto& [k, _] : StudyRun::numbers(rows["base"]))
@@ -94,25 +104,26 @@ int run_uncertainty(const StudyRun& st, const UncertaintyOptions& o) {
                                         {"high", numeric_text(fields[d], bounds[d].second)}});
     report["figures"] = ojson::object();
     size_t ok = 0;
-    std::string csv = "case";
+    // Parameter columns hold numbers in the unit their header names (base units: B, Hz, B/s, ns).
+    std::vector<std::string> header = {"case"};
     for (auto& f : fields)
-        csv += "," + f.name();
+        header.push_back(f.name() + " [" + base_unit(f) + "]");
     for (auto& fig : figures)
-        csv += "," + fig;
-    csv += "\n";
+        header.push_back(study::figure_unit(fig).empty() ? fig : fig + " [" + study::figure_unit(fig) + "]");
+    CsvWriter csv(header);
     for (size_t s = 0; s < n; ++s) {
         std::string label = cases[s + 1].first;
         auto it = rows.find(label);
         bool good = it != rows.end() && it->second.value("status", "") == "ok";
         ok += good;
-        csv += label;
+        std::vector<std::string> cells = {label};
         for (size_t d = 0; d < fields.size(); ++d)
-            csv += "," + num(values[s][d]);
+            cells.push_back(num(values[s][d]));
         for (auto& fig : figures) {
             auto v = good ? StudyRun::figure(it->second, fig) : std::nullopt;
-            csv += "," + (v ? num(*v) : std::string());
+            cells.push_back(v ? num(*v) : std::string());
         }
-        csv += "\n";
+        csv.row(cells);
     }
     std::cout << fmt::format("\n{} ({} of {} samples ran; seed {}): median [5 %, 95 %] over {} parameters\n",
                              st.testbench, ok, n, seed, fields.size());
@@ -165,14 +176,21 @@ int run_uncertainty(const StudyRun& st, const UncertaintyOptions& o) {
                 named += fmt::format("{}{} (rho^2 {:.2f})", named.empty() ? "" : ", ",
                                      fields[r2[i].second].name(), r2[i].first);
         }
-        report["figures"][fig] = {{"base", *f0}, {"median", med}, {"p5", lo}, {"p95", hi}, {"runs", ys.size()},
+        report["figures"][fig] = {{"base", *f0},      {"unit", study::figure_unit(fig)}, {"median", med},
+                                  {"p5", lo},         {"p95", hi},                       {"runs", ys.size()},
                                   {"drivers", drivers}};
         std::cout << fmt::format("| {} | {} | {} | {} ({}) | {} ({}) | {} |\n", fig, num(*f0), num(med), num(lo),
                                  pct(lo / *f0 - 1), num(hi), pct(hi / *f0 - 1), named);
     }
     st.write("uncertainty.json", report.dump(1) + "\n");
-    st.write("uncertainty.csv", csv);
-    std::cerr << "uncertainty: " << (fs::path(st.run.out_dir) / "uncertainty.json").string() << ", uncertainty.csv\n";
+    st.write("uncertainty.csv", csv.text());
+    std::vector<std::string> drawn;
+    if (!report["figures"].empty())
+        drawn = st.draw("interval", {{st.file("uncertainty.json"), "-o", st.file("uncertainty.png")}});
+    std::cerr << "uncertainty: " << st.file("uncertainty.json") << ", uncertainty.csv";
+    for (auto& d : drawn)
+        std::cerr << ", " << d;
+    std::cerr << "\n";
     return kExitOk;
 }
 
