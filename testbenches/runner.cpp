@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <cstdio>
 #include <fmt/format.h>
@@ -84,6 +85,18 @@ nlohmann::json on_fs_grid(nlohmann::json j, bool is_ns = false) {
         j = nctlm::on_fs_grid(j.get<double>());
     }
     return j;
+}
+
+// NCTLM_TRACE_WARN_BYTES (for tests) or 200 MB.
+size_t trace_warn_bytes() {
+    const char* env = std::getenv("NCTLM_TRACE_WARN_BYTES");
+    return env ? size_t(std::strtoull(env, nullptr, 10)) : size_t(200) << 20;
+}
+
+std::string large_trace_message(size_t estimate, bool final) {
+    return fmt::format("the trace {} about {:.3g} MB; --trace-window START..END (e.g. '0 ns..20 us') keeps only a "
+                       "stretch of the run, --trace-max-events N caps the spans",
+                       final ? "file will be" : "is already", double(estimate) / 1e6);
 }
 
 // 0.2 named simulated time `wall_ns` beside host times: 0.3 says `sim_time_ns`. The old name is
@@ -204,8 +217,13 @@ RunOutcome run(const RunOptions& o) {
     std::unique_ptr<Testbench>& tb = loaded.tb;
 
     init_kernel(o.warnings_are_errors);
-    if (!o.trace_file.empty())
+    if (!o.trace_file.empty()) {
         trace().enable(o.trace_start_ns, o.trace_end_ns < 0 ? 1e300 : o.trace_end_ns, o.trace_max_events);
+        // A trace past ~200 MB is slow to write and to open: say so while the run can still be stopped.
+        trace().warn_above(trace_warn_bytes(), [](size_t estimate) {
+            fmt::print(stderr, "warning: {}\n", large_trace_message(estimate, false));
+        });
+    }
     Platform top("top", cfg);
     tb->build(top);
 
@@ -251,6 +269,8 @@ RunOutcome run(const RunOptions& o) {
                          {"errors", out.errors}};
     out.summary = tb->summary();
     if (!o.trace_file.empty()) {
+        if (trace().size_estimate() > trace_warn_bytes())
+            out.warnings.push_back(large_trace_message(trace().size_estimate(), true));
         trace().write(o.trace_file);
         out.summary += fmt::format("\ntrace: {} events written to {}{}", trace().size(), o.trace_file,
                                    trace().dropped() ? fmt::format(" ({} dropped by the cap)", trace().dropped()) : "");

@@ -201,7 +201,7 @@ double DmaEngine::take_response(tlm::tlm_generic_payload& p, DmaDescriptor& d, d
         if (p.is_read()) {  // the engines write the data into the tile as it streams in
             Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now_ns));
             done = std::max(arrived_ns, occ.end_ns);
-            trace_data(p, d, occ.start_ns, occ.end_ns);
+            trace_data(p, d, occ.start_ns, done);  // until the last byte is in, not before it arrived
             bytes_read_.add(p.get_data_length());
         } else {
             bytes_written_.add(p.get_data_length());
