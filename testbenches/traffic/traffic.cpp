@@ -1,4 +1,5 @@
 #include "testbenches/traffic/traffic.h"
+#include "models/checker/bind.h"
 
 #include "models/common/peq.h"
 #include "models/common/sim.h"
@@ -269,7 +270,7 @@ void TrafficTestbench::build(Platform& p) {
         m.controller->measure_between(cfg_.warmup.ns, cfg_.duration.ns);
         m.initiator = std::make_unique<HbmInitiator>("traffic_gen", cfg_, p.stack_address(cfg_.stack, 0), region,
                                                      h.interleave, m.tally);
-        m.initiator->socket.bind(m.controller->socket);
+        nctlm::bind(m.initiator->socket, m.controller->socket, "traffic_gen_hbm");
         m.measured = {m.controller.get()};
         m.peak_gbs = h.stack_bandwidth().gb_per_s();
         return;

@@ -1,5 +1,6 @@
 // The memory path PE DMA -> NoC -> HBM on whole platforms: the oracles and the module behaviour.
 #include "models/common/errors.h"
+#include "models/checker/bind.h"
 #include "models/common/sim.h"
 #include "platforms/platform.h"
 #include "tests/support.h"
@@ -292,7 +293,7 @@ TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
     PlatformConfig cfg = load_platform("tiny");
     DmaEngine dma("dma", cfg.dma, 0);
     BlackHole hole("hole");
-    dma.socket.bind(hole.socket);
+    nctlm::bind(dma.socket, hole.socket, "dma_hole");
     DmaDescriptor d;
     d.address = 0x1000;
     d.bytes = 3000;
