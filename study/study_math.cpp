@@ -11,9 +11,10 @@ std::string figure_unit(const std::string& f) {
         std::string x(suffix);
         return f.size() > x.size() && f.compare(f.size() - x.size(), x.size(), x) == 0;
     };
-    for (auto [suffix, unit] : {std::pair{"_ns", "ns"}, {"_us", "us"}, {"_ms", "ms"}, {"_s", "s"}, {"_gbs", "GB/s"},
-                                {"_gbps", "GB/s"}, {"gb_per_s", "GB/s"}, {"_bytes", "B"}, {"_tflops", "TFLOP/s"}})
-        if (ends(suffix) || f == std::string(suffix).substr(1))
+    // Longest first: gb_per_s also ends in _s.
+    for (auto [suffix, unit] : {std::pair{"gb_per_s", "GB/s"}, {"_gbps", "GB/s"}, {"_gbs", "GB/s"}, {"_bytes", "B"},
+                                {"_tflops", "TFLOP/s"}, {"_ns", "ns"}, {"_us", "us"}, {"_ms", "ms"}, {"_s", "s"}})
+        if (ends(suffix) || f == suffix || f == std::string(suffix).substr(1))
             return unit;
     for (const char* ratio : {"ratio", "efficiency", "fraction", "rate", "share"})
         if (f.find(ratio) != std::string::npos)

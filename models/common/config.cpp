@@ -265,7 +265,7 @@ std::string ConfigTree::where(const std::string& section, const std::string& key
 
 std::string ConfigTree::blame(const std::string& section, const std::string& key, const std::string& message) const {
     std::string own = where(section, key);
-    if (own.rfind("--set ", 0) == 0)
+    if (auto it = origin_.find(section + "." + key); it != origin_.end() && it->second.rfind("--set ", 0) == 0)
         return own;
     auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
     for (auto it = set_keys_.rbegin(); it != set_keys_.rend(); ++it)

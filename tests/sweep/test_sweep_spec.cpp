@@ -241,3 +241,42 @@ TEST(SweepSpec, CountPointsWithoutBuildingThem) {
     Spec t = parse("platform: p\ntestbench: t\ngrid:\n  a.b: [1, 2, 3]\n");
     EXPECT_EQ(t.count_points(), 3u);
 }
+
+TEST(SweepSpec, PathsFromASpecStayInsideTheOutputDirectory) {
+    EXPECT_TRUE(inside_output("plot.png"));
+    EXPECT_TRUE(inside_output("plots/a.png"));
+    EXPECT_TRUE(inside_output("a/../b.png"));
+    EXPECT_FALSE(inside_output("../a.png"));
+    EXPECT_FALSE(inside_output("a/../../b.png"));
+    EXPECT_FALSE(inside_output("/tmp/a.png"));
+    EXPECT_FALSE(inside_output(""));
+    auto fails = [](const std::string& text, const std::string& part) {
+        try {
+            parse(text);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const nctlm::ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    fails("name: ../../evil\nplatform: p.yaml\ntestbench: probe\n", "spec.yaml:1:7: name '../../evil' must be a plain");
+    fails("name: a/b\nplatform: p.yaml\ntestbench: probe\n", "must be a plain name");
+    fails("platform: p.yaml\ntestbench: probe\nplot: {x: a, y: b, file: ../x.png}\n",
+          "spec.yaml:3:26: plot.file '../x.png' must be a relative path inside the output directory");
+}
+
+TEST(SweepSpec, MarksLocateWhatTheSpecNames) {
+    Spec s = parse("platform: p.yaml\ntestbench: probe\nset: {dma.queues: 2}\ngrid:\n  dma.channels: [1, 2]\n"
+                   "plot: {x: dma.channels, y: [ratio, wall]}\n");
+    EXPECT_EQ(s.at("testbench"), "spec.yaml:2:12");
+    EXPECT_EQ(s.at("dma.queues"), "spec.yaml:3:7");
+    EXPECT_EQ(s.at("dma.channels"), "spec.yaml:5:3");
+    EXPECT_EQ(s.at("plot0.x"), "spec.yaml:6:11");
+    EXPECT_EQ(s.at("plot0.y1"), "spec.yaml:6:36");
+    EXPECT_EQ(s.at("nothing"), "spec.yaml");  // the file as given
+}
+
+TEST(SweepSpec, ABareNameIsAShippedConfig) {
+    Spec s = parse("platform: trn1\ntestbench: probe\nworkload: gemm_32x3072x32\n");
+    EXPECT_EQ(s.platform, "trn1");
+    EXPECT_EQ(s.workload, "gemm_32x3072x32");
+}
