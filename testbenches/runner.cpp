@@ -163,14 +163,25 @@ LoadedRun load_run(const RunOptions& o) {
         if (r.tree.root()["nctlm_version"] && r.tree.root()["config"])
             throw ConfigError(platform + ": a stats JSON of `nctlm run`, not a platform; replay it with "
                               "`nctlm run --replay " + platform + "`");
-        if (!o.workload_file.empty())
-            r.tree.merge_file(resolve_config(o.workload_file, "workloads"));
+    }
+    // A testbench that runs a program file (the kernel testbench) takes -w as that file; for the
+    // others -w is a workload YAML merged into the configuration (which a replay already holds).
+    const TestbenchInfo* program_tb = find_testbench(r.testbench);
+    if (program_tb && !program_tb->program_workload)
+        program_tb = nullptr;
+    if (!o.workload_file.empty() && !program_tb) {
+        if (!o.replay_file.empty())
+            throw ConfigError("--replay " + o.replay_file + ": the stats JSON holds the whole configuration; drop -w "
+                              "(change keys with --set)");
+        r.tree.merge_file(resolve_config(o.workload_file, "workloads"));
     }
     for (auto& s : o.overrides)
         r.tree.set(s);
     r.cfg = PlatformConfig::load(r.tree);
     warn_unread_model_keys(r.tree, r.cfg, r.warnings);
     r.tb = make_testbench(r.testbench);
+    if (program_tb && !o.workload_file.empty())
+        r.tb->set_program_file(resolve_config(o.workload_file, "kernels"));
     // A testbench whose workload has required keys, run without one: say what to pass instead of
     // "missing key 'workload.m'".
     if (const TestbenchInfo* info = find_testbench(r.testbench); info && !r.tree.root()["workload"])

@@ -32,6 +32,9 @@ public:
     // Simulated time this testbench runs for by its own configuration (a traffic duration), or 0
     // if it runs until its work is done: the run's time limit is at least ten times this.
     virtual double duration_ns() const { return 0; }
+    // Testbenches whose workload is a program file (TestbenchInfo::program_workload): its path,
+    // given before configure().
+    virtual void set_program_file(const std::string& path) { (void)path; }
 };
 
 struct TestbenchInfo {
@@ -41,6 +44,8 @@ struct TestbenchInfo {
     // The sections configure() reads, each with its field list (param_section<S>("testbench")):
     // `describe NAME`, the JSON Schema and the missing-workload hint come from these.
     std::vector<ParamSection> sections = {};
+    // -w names a program file the testbench reads itself (kernel JSON), not YAML merged into the config.
+    bool program_workload = false;
 };
 
 const std::vector<TestbenchInfo>& testbenches();

@@ -127,8 +127,8 @@ int cmd_run(const std::vector<std::string>& args) {
         throw ConfigError(std::string("nctlm run: give ") + (o.platform_file.empty() ? "--platform (-p trn1)" : "") +
                           (o.platform_file.empty() && o.testbench.empty() ? " and " : "") +
                           (o.testbench.empty() ? "--testbench (-t probe)" : "") + ", or --replay STATS.json");
-    if (!o.replay_file.empty() && (!o.platform_file.empty() || !o.workload_file.empty()))
-        throw ConfigError("--replay " + o.replay_file + ": the stats JSON holds the whole configuration; drop -p/-w "
+    if (!o.replay_file.empty() && !o.platform_file.empty())
+        throw ConfigError("--replay " + o.replay_file + ": the stats JSON holds the whole configuration; drop -p "
                           "(change keys with --set)");
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
