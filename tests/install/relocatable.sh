@@ -13,6 +13,11 @@ if [ -z "${NCTLM_HIDDEN_PREFIX:-}" ]; then
   tmp=$(mktemp -d /tmp/nctlm-relocatable.XXXXXX)
   trap 'rm -rf "$tmp"' EXIT
   cmake --install "$build" --prefix "$tmp/installed-here" >/dev/null
+  # Every script the CLI runs (find_script / StudyRun::draw) is installed.
+  for name in $(grep -rhoE '(find_script|draw)\("[a-z-]+"' "$src/study" "$src/apps" "$src/platforms" "$src/testbenches" |
+                sed -E 's/.*\("([a-z-]+)"/\1/' | sort -u); do
+    [ -x "$tmp/installed-here/share/nctlm/scripts/$name" ] || { echo "scripts/$name is run but not installed"; exit 1; }
+  done
   mv "$tmp/installed-here" "$tmp/moved-there"
   for ns in "unshare -m --propagation private" "unshare -rm --propagation private"; do
     if $ns true 2>/dev/null; then
@@ -57,6 +62,10 @@ plot: {x: testbench.bytes, y: latency_ns}
 SPEC
 "$nctlm" sweep spec.yaml -o sweep -j 2
 [ -s sweep/bytes.png ] || { echo "the sweep drew no plot"; exit 1; }
+
+check "uncertainty with its intervals"
+"$nctlm" uncertainty -p trn1 -t probe -n 4 --params noc.hop_cycles,noc.clock -o unc -j 2 > unc.txt
+[ -s unc/uncertainty.png ] || { echo "no interval plot"; ls unc; exit 1; }
 
 check "sensitivity with its tornado"
 "$nctlm" sensitivity -p trn1 -t probe --params hbm.pc_bandwidth,noc.hop_cycles -o sens -j 2 > sens.txt
