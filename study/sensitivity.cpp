@@ -22,8 +22,6 @@ using ojson = nlohmann::ordered_json;
 namespace nctlm::study {
 namespace {
 
-std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:+.2f} %", v * 100) : "n/a"; }
-std::string num(double v) { return fmt::format("{:.6g}", v); }
 
 // ---- sensitivity -----------------------------------------------------------------------------
 

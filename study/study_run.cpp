@@ -9,7 +9,9 @@
 #include "testbenches/testbench.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
+#include <fmt/format.h>
 #include <fstream>
 #include <iostream>
 #include <yaml-cpp/yaml.h>
@@ -18,6 +20,9 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 namespace nctlm::study {
+
+std::string num(double v) { return fmt::format("{:.6g}", v); }
+std::string pct(double v) { return std::isfinite(v) ? fmt::format("{:+.2f} %", v * 100) : "n/a"; }
 
 ConfigTree StudyRun::load() const {
     RunOptions o;

@@ -17,6 +17,10 @@
 
 namespace nctlm::study {
 
+// A figure in reports: 6 significant digits; a relative change as "+6.01 %" ("n/a" if not finite).
+std::string num(double v);
+std::string pct(double fraction);
+
 using Cases = std::vector<std::pair<std::string, std::vector<std::string>>>;  // label -> section.key=value
 
 struct StudyRun {

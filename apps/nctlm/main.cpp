@@ -245,6 +245,17 @@ std::string describe_index() {
     return out;
 }
 
+std::string unknown_section_or_testbench(const std::string& which) {
+    std::vector<std::string> names;
+    for (auto& s : platform_sections())
+        names.push_back(s.section);
+    for (auto& t : testbenches())
+        names.push_back(t.name);
+    std::string hint = did_you_mean(which, names);
+    return "describe: unknown section or testbench '" + which + "'" +
+           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+}
+
 // describe as JSON (for programs: the Python API's nctlm.describe): the index, or one section's or
 // testbench's parameters with unit, default, range, meaning and, for platform keys, provenance.
 nlohmann::ordered_json describe_json(const std::string& which) {
@@ -291,14 +302,7 @@ nlohmann::ordered_json describe_json(const std::string& which) {
             out["sections"].push_back(section_json(s));
         return out;
     }
-    std::vector<std::string> names;
-    for (auto& s : platform_sections())
-        names.push_back(s.section);
-    for (auto& t : testbenches())
-        names.push_back(t.name);
-    std::string hint = did_you_mean(name, names);
-    throw ConfigError("describe: unknown section or testbench '" + name + "'" +
-                      (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+    throw ConfigError(unknown_section_or_testbench(name));
 }
 
 int cmd_describe(std::vector<std::string> args) {
@@ -357,16 +361,8 @@ int cmd_describe(std::vector<std::string> args) {
                 std::cout << s.markdown() << "\n";
             found = true;
         }
-    if (!found) {
-        std::vector<std::string> names;
-        for (auto& s : platform_sections())
-            names.push_back(s.section);
-        for (auto& t : testbenches())
-            names.push_back(t.name);
-        std::string hint = did_you_mean(which, names);
-        throw ConfigError("describe: unknown section or testbench '" + which + "'" +
-                          (hint.empty() ? "" : "; did you mean '" + hint + "'?") + "\n\n" + describe_index());
-    }
+    if (!found)
+        throw ConfigError(unknown_section_or_testbench(which) + "\n\n" + describe_index());
     return kOk;
 }
 
