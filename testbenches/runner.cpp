@@ -51,6 +51,24 @@ bool simulate(bool progress, double limit_ns) {
     return pending();
 }
 
+// A run stopped at its time limit leaves threads suspended mid-work: kill them, so each unwinds its
+// stack (destructors of its locals run) instead of holding heap memory nobody can free.
+void kill_threads(const std::vector<sc_core::sc_object*>& objects) {
+    for (sc_core::sc_object* o : objects) {
+        kill_threads(o->get_child_objects());
+        sc_core::sc_process_handle h(o);
+        if (h.valid() && h.proc_kind() != sc_core::SC_METHOD_PROC_ && !h.terminated())
+            h.kill();
+    }
+}
+// kill() must come from a process: one method, spawned now, runs a delta cycle at the limit.
+void stop_every_thread() {
+    sc_core::sc_spawn_options method;
+    method.spawn_method();
+    sc_core::sc_spawn([] { kill_threads(sc_core::sc_get_top_level_objects()); }, "nctlm_time_limit", &method);
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+}
+
 // A stats JSON's config value as the YAML text a config file would hold.
 std::string yaml_text(const nlohmann::json& v, const std::string& where) {
     if (v.is_string())
@@ -243,12 +261,14 @@ RunOutcome run(const RunOptions& o) {
     auto wall_start = std::chrono::steady_clock::now();
     bool over_limit = simulate(o.progress && isatty(fileno(stderr)), limit_ns);
     double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-    if (over_limit)
+    if (over_limit) {
+        stop_every_thread();
         sim_error(fmt::format("simulated time passed the run's limit of {} with work still pending after {:.1f} s "
                               "of host time: some parameter makes this run far longer than intended (a rate or "
                               "latency far off?); if it is meant, raise sim.time_limit",
                               format_duration(Duration(limit_ns)), wall_s),
                   msg::kSim);
+    }
     if (sc_core::sc_get_status() != sc_core::SC_STOPPED)
         sc_core::sc_stop();  // runs end_of_simulation() callbacks, which finalize stats
 
