@@ -30,6 +30,8 @@ public:
     uint64_t stack_address(uint32_t stack, uint64_t offset) const { return address_map.stack_base(stack) + offset; }
     // Descriptors still in flight (empty after a clean run): a deadlock report.
     std::vector<std::string> outstanding_report() const;
+    // PE engines still waiting on semaphores at the end: a deadlock report.
+    std::vector<std::string> blocked_engines() const;
 
 private:
     void enable_loosely_timed();  // sim.timing: lt (docs/performance.md)

@@ -160,6 +160,19 @@ std::string resolve_config(const std::string& name_or_path, const std::string& k
                       ")" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
 }
 
+std::string python_package_dir() {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("NCTLM_DATA_DIR"))
+        dirs.push_back(std::string(env) + "/python");
+    dirs.push_back(data_dirs().python);
+    for (auto& d : dirs) {
+        std::error_code ec;
+        if (!d.empty() && fs::is_directory(fs::path(d) / "nctlm", ec))
+            return d;
+    }
+    return "";
+}
+
 std::vector<std::string> shipped_configs(const std::string& kind) {
     std::vector<std::string> names;
     for (auto& d : config_dirs()) {

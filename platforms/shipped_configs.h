@@ -48,5 +48,10 @@ std::string find_config(const std::string& name_or_path, const std::string& kind
 std::string resolve_config(const std::string& name_or_path, const std::string& kind);
 // Names (file stems) of the shipped configs of one kind, sorted.
 std::vector<std::string> shipped_configs(const std::string& kind);
+// The directory holding the nctlm Python package (what PYTHONPATH needs: `nctlm kernel` runs
+// nctlm.nki from it): $NCTLM_DATA_DIR/python if it has the package, else data_dirs().python (the
+// install's lib/python3/dist-packages, or the checkout's python/ for a build-tree binary); "" if
+// neither has it.
+std::string python_package_dir();
 
 } // namespace nctlm

@@ -116,6 +116,11 @@ public:
     // Throws on top-level sections that nobody reads.
     void check_sections(const std::vector<std::string>& known) const;
 
+    // A section read without a field list (a kernel program's arguments): its values join the
+    // effective echo like a loaded section's, so the run can be replayed and check_all_read knows
+    // the section was read.
+    void record(const std::string& section, const nlohmann::json& values) const { effective_[section] = values; }
+
     // Effective values of every section loaded so far, in file order.
     const nlohmann::json& effective() const { return effective_; }
     std::string effective_yaml() const;

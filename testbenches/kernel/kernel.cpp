@@ -13,9 +13,11 @@ using kernel::KernelError;
 const FieldList<KernelTestbenchConfig>& KernelTestbenchConfig::fields() {
     using C = KernelTestbenchConfig;
     static const FieldList<C> f = {
-        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid"),
+        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid")
+            .setting("where the kernel runs"),
         count("core_stride", &C::core_stride, "1", 1, 255,
-              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")};
+              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")
+            .setting("where the kernel runs")};
     return f;
 }
 
@@ -47,6 +49,7 @@ void KernelTestbench::configure(const ConfigTree& tree) {
         if (const YAML::Node& args = tree.root()["kernel"]) {
             if (!args.IsMap())
                 throw ConfigError(tree.where("kernel", "") + ": kernel is a map of argument values (kernel.NAME=VALUE)");
+            nlohmann::json echo = nlohmann::json::object();
             for (auto it = args.begin(); it != args.end(); ++it) {
                 std::string name = it->first.Scalar(), where = tree.where("kernel", name);
                 std::string text = it->second.IsScalar() ? it->second.Scalar() : "";
@@ -64,7 +67,9 @@ void KernelTestbench::configure(const ConfigTree& tree) {
                 } catch (const KernelError& e) {
                     throw ConfigError(where + ": " + e.what());
                 }
+                echo[name] = v;
             }
+            tree.record("kernel", echo);  // in the stats JSON's config: --replay sets them again
         }
     } catch (const KernelError& e) {
         throw ConfigError(e.what());
@@ -171,7 +176,7 @@ nlohmann::json KernelTestbench::results() const {
                                                                 total.per_unit[size_t(Unit::DmaOut)]
                                                           : total.per_unit[size_t(units[e].second)]}};
     }
-    memory_.add_use(use);
+    memory_.add_use(use, true);
     ResourceUse most = busiest(use);
     // Time the matmuls would take at the tensor engines' peak, per dtype, over the wall: the
     // fraction of peak (exact for mixed dtypes too).
