@@ -25,9 +25,13 @@ install(FILES ${PROJECT_BINARY_DIR}/include/models/common/version.h
 # (found relative to the installed binary: platforms/shipped_configs.h), the Python package, docs.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${NCTLM_INSTALL_DATADIR}/configs)
 install(PROGRAMS ${NCTLM_RUNTIME_SCRIPTS} DESTINATION ${NCTLM_INSTALL_DATADIR}/scripts)
-# The whole python/nctlm tree, subpackages included (nctlm.nki), without caches.
+# The whole python/nctlm tree, subpackages included (nctlm.nki: the tracer `nctlm kernel` runs,
+# found by python_package_dir()), without caches.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/nctlm DESTINATION ${NCTLM_INSTALL_PYTHONDIR}
   PATTERN "__pycache__" EXCLUDE PATTERN "*.pyc" EXCLUDE)
+# The kernel library's NKI-style sources (configs/kernels/NAME.json is traced from them).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/ DESTINATION ${NCTLM_INSTALL_DATADIR}/kernels
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(FILES ${PROJECT_BINARY_DIR}/nctlm.schema.json ${PROJECT_BINARY_DIR}/kernel.schema.json DESTINATION ${NCTLM_INSTALL_DATADIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
