@@ -11,10 +11,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <cstdio>
 #include <fmt/format.h>
 #include <unistd.h>
+
+namespace fs = std::filesystem;
 
 namespace nctlm {
 namespace {
@@ -138,7 +141,7 @@ LoadedRun::LoadedRun() = default;
 LoadedRun::LoadedRun(LoadedRun&&) = default;
 LoadedRun::~LoadedRun() = default;
 
-std::pair<ConfigTree, std::string> replay_tree(const std::string& path) {
+ReplayedRun replay_tree(const std::string& path) {
     nlohmann::json stats;
     try {
         std::ifstream in(path);
@@ -160,21 +163,28 @@ std::pair<ConfigTree, std::string> replay_tree(const std::string& path) {
             body[k] = yaml_text(v, path + ": config." + section + "." + k);
         doc[section] = body;
     }
-    ConfigTree tree;
-    tree.merge_document(doc, path);
-    return {std::move(tree), stats["testbench"].get<std::string>()};
+    ReplayedRun out;
+    out.tree.merge_document(doc, path);
+    out.testbench = stats["testbench"].get<std::string>();
+    if (stats.contains("program")) {
+        if (!stats["program"].is_string())
+            throw ConfigError(path + ": program is not a file name");
+        out.program_file = stats["program"].get<std::string>();
+    }
+    return out;
 }
 
 LoadedRun load_run(const RunOptions& o) {
     LoadedRun r;
     r.testbench = o.testbench;
     if (!o.replay_file.empty()) {
-        auto [tree, testbench] = replay_tree(o.replay_file);
-        if (!r.testbench.empty() && r.testbench != testbench)
-            throw ConfigError("--replay " + o.replay_file + ": that run was testbench '" + testbench + "', not '" +
-                              r.testbench + "' (drop -t)");
-        r.tree = std::move(tree);
-        r.testbench = testbench;
+        ReplayedRun replayed = replay_tree(o.replay_file);
+        if (!r.testbench.empty() && r.testbench != replayed.testbench)
+            throw ConfigError("--replay " + o.replay_file + ": that run was testbench '" + replayed.testbench +
+                              "', not '" + r.testbench + "' (drop -t)");
+        r.tree = std::move(replayed.tree);
+        r.testbench = replayed.testbench;
+        r.program_file = replayed.program_file;
     } else {
         std::string platform = resolve_config(o.platform_file, "platforms");
         r.tree = ConfigTree::from_file(platform);
@@ -198,8 +208,15 @@ LoadedRun load_run(const RunOptions& o) {
     r.cfg = PlatformConfig::load(r.tree);
     warn_unread_model_keys(r.tree, r.cfg, r.warnings);
     r.tb = make_testbench(r.testbench);
-    if (program_tb && !o.workload_file.empty())
-        r.tb->set_program_file(resolve_config(o.workload_file, "kernels"));
+    if (program_tb && !o.workload_file.empty()) {
+        // Absolute, so the stats JSON's `program` replays from any directory.
+        std::string file = resolve_config(o.workload_file, "kernels");
+        std::error_code ec;
+        fs::path absolute = fs::absolute(file, ec);
+        r.program_file = ec ? file : absolute.lexically_normal().string();
+    }
+    if (program_tb && !r.program_file.empty())
+        r.tb->set_program_file(r.program_file);
     // A testbench whose workload has required keys, run without one: say what to pass instead of
     // "missing key 'workload.m'".
     if (const TestbenchInfo* info = find_testbench(r.testbench); info && !r.tree.root()["workload"])
@@ -294,6 +311,8 @@ RunOutcome run(const RunOptions& o) {
     out.report["nctlm_version"] = version();
     out.report["platform"] = cfg.platform.name;
     out.report["testbench"] = loaded.testbench;
+    if (!loaded.program_file.empty())
+        out.report["program"] = loaded.program_file;  // what --replay runs again
     out.report["config"] = tree.effective();
     // A failed run's figures are not results: leave them out rather than report a wrong number.
     out.report["results"] =

@@ -41,6 +41,7 @@ class Testbench;
 // `nctlm run`, `validate -t`, every sweep point and every study load through this.
 struct LoadedRun {
     std::string testbench;                // as named, or as the replayed stats JSON says
+    std::string program_file;             // a program testbench's program (-w, or the replayed run's)
     std::vector<std::string> warnings;
     ConfigTree tree;
     PlatformConfig cfg;
@@ -51,8 +52,14 @@ struct LoadedRun {
 };
 LoadedRun load_run(const RunOptions& options);
 
-// The tree a stats JSON's `config` describes (what --replay runs), and the testbench it ran.
-std::pair<ConfigTree, std::string> replay_tree(const std::string& stats_json);
+// What --replay runs: the tree a stats JSON's `config` describes, the testbench it ran and, for a
+// program testbench (kernel), the program file it ran ("" if none).
+struct ReplayedRun {
+    ConfigTree tree;
+    std::string testbench;
+    std::string program_file;
+};
+ReplayedRun replay_tree(const std::string& stats_json);
 
 // Throws ConfigError for a bad configuration (exit code 2 in the CLI).
 RunOutcome run(const RunOptions& options);

@@ -71,10 +71,18 @@ check "sensitivity with its tornado"
 "$nctlm" sensitivity -p trn1 -t probe --params hbm.pc_bandwidth,noc.hop_cycles -o sens -j 2 > sens.txt
 [ -s sens/tornado-latency_ns.png ] || { echo "no tornado plot"; ls sens; exit 1; }
 
+check "nctlm kernel: the installed NKI tracer on an installed library kernel"
+"$nctlm" kernel "$prefix/share/nctlm/kernels/add.py::add" --arg 'a=bf16[256,1024]' --arg 'b=bf16[256,1024]' \
+  -p trn1 -o add.json | tee kernel.txt
+grep -q '"format": "nctlm-kernel"' add.json
+grep -q '^kernel add on ' kernel.txt
+
 check "the Python package from the install (Debian python3)"
 PYTHONPATH=$("$nctlm" paths --python) /usr/bin/python3 - <<'PY'
-import nctlm, os
-assert os.path.realpath(nctlm.executable()).startswith(os.environ.get("PWD", "")) or True
+import nctlm, nctlm.nki, os
+prefix = os.path.realpath(os.environ["NCTLM_HIDDEN_PREFIX"])
+assert os.path.realpath(nctlm.executable()) == prefix + "/bin/nctlm", nctlm.executable()
+assert os.path.realpath(nctlm.nki.__file__).startswith(prefix + "/"), nctlm.nki.__file__
 r = nctlm.run(platform="trn1", testbench="probe")
 assert abs(r["results"]["latency_ns"] - 140.93) < 0.01, r["results"]
 print("python: probe latency", r["results"]["latency_ns"], "ns from", nctlm.executable())

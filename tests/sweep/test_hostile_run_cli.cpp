@@ -266,6 +266,29 @@ TEST(HostileRun, ReplayRerunsAStatsJsonAndPlatformAsAStatsJsonHints) {
     EXPECT_HAS(other.err, "that run was testbench 'gemm', not 'probe'");
 }
 
+// A kernel run replays too: its program file and its kernel.NAME arguments are in the stats JSON,
+// so --replay needs no -w and runs the same program with the same arguments, from any directory.
+TEST(HostileRun, ReplayOfAKernelRunRunsItsProgramWithItsArguments) {
+    std::string json = temp_file("", ".json");
+    auto first = run_cli("run -p " + tiny() + " -t kernel -w add --set kernel.ROWS=256 --set kernel.COLS=512 -q -o " +
+                         json);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    auto a = nlohmann::json::parse(read_file(json));
+    ASSERT_TRUE(a.contains("program")) << a.dump().substr(0, 200);
+    EXPECT_TRUE(fs::path(a["program"].get<std::string>()).is_absolute());
+    EXPECT_EQ(a["config"]["kernel"]["ROWS"], 256);
+    std::string again = temp_file("", ".json");
+    auto r = run_shell("cd / && " + std::string(NCTLM_BIN) + " run --replay " + json + " -q -o " + again);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto b = nlohmann::json::parse(read_file(again));
+    EXPECT_EQ(a["results"], b["results"]);
+    EXPECT_EQ(a["program"], b["program"]);
+    // The default arguments give a different run: the replay did set them again.
+    std::string defaults = temp_file("", ".json");
+    ASSERT_EQ(run_cli("run -p " + tiny() + " -t kernel -w add -q -o " + defaults).exit_code, 0);
+    EXPECT_NE(nlohmann::json::parse(read_file(defaults))["results"]["sim_time_ns"], b["results"]["sim_time_ns"]);
+}
+
 TEST(HostileRun, SimulatedAndHostTimeAreNamedApartWithTheOldNamesAsAliases) {
     std::string json = temp_file("", ".json");
     ASSERT_EQ(run_cli("run -p " + tiny() + " -t b2b -q -o " + json).exit_code, 0);

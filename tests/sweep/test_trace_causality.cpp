@@ -150,6 +150,10 @@ TEST(TraceCausality, Gqa) {
     expect_causal("run -p trn1 -t gqa -w gqa_g1_llama31_8b_8k --trace-window '0 ns..20 us'", 16);
 }
 TEST(TraceCausality, Host) { expect_causal("run -p trn1 -t host -w host_matmul_512", 1); }
+// The kernel testbench (a program from configs/kernels): its DMA reads through the same path.
+TEST(TraceCausality, KernelProgram) {
+    expect_causal("run -p trn1 -t kernel -w add --set kernel.ROWS=256 --set kernel.COLS=512", 16);
+}
 TEST(TraceCausality, TrafficThroughTheDma) {
     expect_causal("run -p tiny -t traffic --set testbench.path=dma --set 'testbench.duration=4 us' "
                   "--set 'testbench.warmup=1 us'", 16);
