@@ -71,6 +71,14 @@ check "sensitivity with its tornado"
 "$nctlm" sensitivity -p trn1 -t probe --params hbm.pc_bandwidth,noc.hop_cycles -o sens -j 2 > sens.txt
 [ -s sens/tornado-latency_ns.png ] || { echo "no tornado plot"; ls sens; exit 1; }
 
+check "a study whose plot script is missing says so and names no plot"
+mv "$prefix/share/nctlm/scripts/tornado" "$work/tornado.hidden"
+"$nctlm" sensitivity -p trn1 -t probe --params noc.hop_cycles -o sens-noplot -j 2 > noplot.txt 2> noplot.err
+mv "$work/tornado.hidden" "$prefix/share/nctlm/scripts/tornado"
+grep -q "no tornado script found (install $prefix" noplot.err || { cat noplot.err; exit 1; }
+! grep -q 'tornado' noplot.txt || { echo "a plot named though none was drawn"; cat noplot.txt; exit 1; }
+[ ! -e sens-noplot/tornado-latency_ns.png ]
+
 check "nctlm kernel: the installed NKI tracer on an installed library kernel"
 "$nctlm" kernel "$prefix/share/nctlm/kernels/add.py::add" --arg 'a=bf16[256,1024]' --arg 'b=bf16[256,1024]' \
   -p trn1 -o add.json | tee kernel.txt
