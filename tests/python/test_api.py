@@ -49,6 +49,16 @@ class Run(unittest.TestCase):
         self.assertEqual(again["results"], first["results"])
         self.assertEqual(again["config"], first["config"])
 
+    def test_a_shipped_kernel_with_its_arguments_runs_and_replays(self):
+        first = nctlm.run(platform="tiny", testbench="kernel", workload="add",
+                          sets={"kernel.ROWS": 256, "kernel.COLS": 512})
+        self.assertEqual(first["config"]["kernel"], {"ROWS": 256, "COLS": 512})
+        self.assertTrue(first["program"].endswith("/share/nctlm/configs/kernels/add.json"), first["program"])
+        again = nctlm.run(replay=first)
+        self.assertEqual(again["results"], first["results"])
+        whole = nctlm.run(platform="tiny", testbench="kernel", workload="add")
+        self.assertGreater(whole["results"]["sim_time_ns"], first["results"]["sim_time_ns"])
+
 
 class Installed(unittest.TestCase):
     def test_the_package_drives_the_cli_installed_beside_it(self):
