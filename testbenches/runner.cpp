@@ -210,7 +210,7 @@ LoadedRun load_run(const RunOptions& o) {
     r.tb = make_testbench(r.testbench);
     if (program_tb && !o.workload_file.empty()) {
         // Absolute, so the stats JSON's `program` replays from any directory.
-        std::string file = resolve_config(o.workload_file, "kernels");
+        std::string file = resolve_config(o.workload_file, program_tb->program_kind);
         std::error_code ec;
         fs::path absolute = fs::absolute(file, ec);
         r.program_file = ec ? file : absolute.lexically_normal().string();

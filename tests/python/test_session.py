@@ -33,7 +33,8 @@ class Session(unittest.TestCase):
     def test_the_doc_shows_what_its_block_prints(self):
         """The ten lines as docs/python.md writes them, run as they are: they print the output the
         doc shows (the PNG's directory aside: the doc ran in /tmp/session)."""
-        doc = open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")).read()
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")) as f:
+            doc = f.read()
         m = re.search(r"```python\n(.*?)```.*?```\n(.*?)```", doc, re.S)
         self.assertIsNotNone(m, "docs/python.md: no python block followed by its output")
         code, shown = m.group(1), m.group(2)
