@@ -11,6 +11,10 @@ const FieldList<SimConfig>& SimConfig::fields() {
         duration("quantum", &C::quantum, "0 ns",
                  "lt only: how far past the kernel's next activity DMA bursts may be sent", 1e9)
             .setting("simulator mode; 0 keeps the AT order exactly (docs/performance.md: what a quantum changes)"),
+        duration("time_limit", &C::time_limit, "1 s",
+                 "stop the run as an error when simulated time passes this with work pending (at least 10x a "
+                 "testbench's own duration)")
+            .setting("a guard against implausible parameters; every shipped run ends below 10 ms"),
     };
     return f;
 }

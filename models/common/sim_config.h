@@ -14,6 +14,10 @@ enum class TimingMode { At, Lt };
 struct SimConfig {
     TimingMode timing = TimingMode::At;
     Duration quantum;  // lt: how far past the kernel's next activity bursts may be sent
+    // A run still busy at this simulated time is stopped as an error: an implausible parameter
+    // (a link at 1 B/s) would otherwise keep the kernel ticking refreshes for hours. A testbench
+    // with a duration of its own gets at least ten times that (Testbench::duration_ns).
+    Duration time_limit;
 
     static const FieldList<SimConfig>& fields();
 };
