@@ -4,6 +4,7 @@
 // the collective testbench: bus bandwidth from the link parameters, the closed form's bytes per
 // link, the public shipped platforms at 2/4/8/16 ranks, and bad input.
 #include "models/analytic/collective_model.h"
+#include "models/checker/bind.h"
 #include "models/common/sim.h"
 #include "models/common/stats.h"
 #include "models/link/neuron_link.h"
@@ -197,12 +198,12 @@ TEST(NeuronLinkFlowControl, AFullLinkWithholdsEndReqUntilASlotFrees) {
     cfg.request_bytes = 64;
     NeuronLink link("link", cfg, 2);
     LinkBench bench("bench");
-    bench.near.bind(link.from_a);
-    link.to_b.bind(bench.far);
+    nctlm::bind(bench.near, link.from_a, "bench_to_link");
+    nctlm::bind(link.to_b, bench.far, "link_to_bench");
     // The other direction's sockets, bound to a bench that sends nothing.
     LinkBench other("other");
-    other.near.bind(link.from_b);
-    link.to_a.bind(other.far);
+    nctlm::bind(other.near, link.from_b, "other_to_link");
+    nctlm::bind(link.to_a, other.far, "link_to_other");
     sc_core::sc_spawn([&] { bench.send(5); });
     sc_core::sc_spawn([&] {
         sc_core::wait(5, sc_core::SC_US);
