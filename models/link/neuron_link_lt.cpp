@@ -3,7 +3,9 @@
 // response back over the opposite wire, on the same LinkTiming as the AT path. Receive slots are
 // times at which each is free again: a request takes the earliest (waiting for it if need be) and
 // holds it until the far NoC accepted the request (TransferExt::accept_ns).
+#include "models/common/burst_trace.h"
 #include "models/common/sim.h"
+#include "models/common/trace.h"
 #include "models/common/transfer.h"
 #include "models/link/neuron_link.h"
 
@@ -33,6 +35,9 @@ void NeuronLink::b_transport_lt(int dir, int vc, tlm::tlm_generic_payload& p, sc
     // A write's data is all at the link once the NoC delivered it (its tail).
     double ready = std::max(inject, p.is_write() ? x.tail_ns : inject);
     LinkTiming::Passage pass = d.timing.cross(ready, ready, bytes, now_ns());
+    if (d.track >= 0)
+        nctlm::trace().span(d.track, p.is_read() ? "read request" : "write data", pass.start_ns, pass.end_ns,
+                            burst_span_args(p, uint64_t(bytes)));
     const LinkRouteExt::Saved saved{x.src_tile, x.stack};
     r.saved.push_back(saved);
     ++r.hop;
@@ -53,7 +58,11 @@ void NeuronLink::b_transport_lt(int dir, int vc, tlm::tlm_generic_payload& p, sc
     double at_near = at_far;
     if (p.get_response_status() == tlm::TLM_OK_RESPONSE) {
         double back_bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
-        LinkTiming::Passage back = dirs_[size_t(1 - dir)].timing.cross(at_far, at_far, back_bytes, now_ns());
+        Direction& opposite = dirs_[size_t(1 - dir)];
+        LinkTiming::Passage back = opposite.timing.cross(at_far, at_far, back_bytes, now_ns());
+        if (opposite.track >= 0)
+            nctlm::trace().span(opposite.track, p.is_read() ? "read data" : "write ack", back.start_ns, back.end_ns,
+                                burst_span_args(p, uint64_t(back_bytes)));
         x.head_ns = back.head_ns;
         x.tail_ns = back.tail_ns;
         at_near = back.tail_ns;

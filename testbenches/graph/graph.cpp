@@ -94,6 +94,7 @@ void GraphTestbench::configure(const ConfigTree& tree) {
 
 void GraphTestbench::build(Platform& p) {
     const graph::Placement& pl = graph_.placement;
+    platform_ = &p;
     stack_peak_ = p.config.hbm.stack_bandwidth().bytes_per_s / 1e9;
     dma_peak_ = double(p.config.dma.engines) * p.config.dma.engine_bandwidth.bytes_per_s / 1e9;
     // Every kernel call's tensors at the graph's addresses.
@@ -336,6 +337,8 @@ nlohmann::json GraphTestbench::results() const {
                          {"end_ns", rk.ops.empty() ? 0.0 : rk.ops.back().end}});
     }
     r["cores"] = cores;
+    r["chips"] = chip_results(total);
+    r["links"] = link_results(total);
     json stacks = json::array();
     for (size_t s = 0; s < plan_.peak.size(); ++s) {
         if (pc_.platform.chips > 1 && plan_.peak[s] == 0)
@@ -352,6 +355,63 @@ nlohmann::json GraphTestbench::results() const {
     r["layers"] = {{"model", graph_.layers}, {"in_graph", layers}, {"simulated", layers},
                    {"note", "every layer in the graph is simulated (no layer is multiplied)"}};
     return r;
+}
+
+// Per chip of the placement: its ranks' engines, busy time summed and utilization averaged over them.
+nlohmann::json GraphTestbench::chip_results(double total_ns) const {
+    std::map<uint32_t, std::vector<const Rank*>> by_chip;
+    for (auto& rk : ranks_)
+        by_chip[rk.chip].push_back(&rk);
+    nlohmann::json chips = nlohmann::json::array();
+    for (auto& [chip, ranks] : by_chip) {
+        nlohmann::json busy = nlohmann::json::object(), util = nlohmann::json::object();
+        double all = 0;
+        for (int e = 0; e < kEngines; ++e) {
+            double b = 0;
+            for (const Rank* rk : ranks)
+                for (auto& rec : rk->ops)
+                    b += rec.busy[size_t(e)];
+            busy[kEngineNames[e]] = b;
+            util[kEngineNames[e]] = total_ns > 0 ? b / (total_ns * double(ranks.size())) : 0;
+            all += b;
+        }
+        std::vector<uint32_t> cores;
+        for (const Rank* rk : ranks)
+            cores.push_back(rk->core);
+        chips.push_back({{"chip", chip},
+                         {"cores", cores},
+                         {"busy_ns", busy},
+                         {"utilization", util},
+                         {"engine_utilization", total_ns > 0 ? all / (total_ns * kEngines * double(ranks.size())) : 0}});
+    }
+    return chips;
+}
+
+// Every NeuronLink direction that carried bytes during the step (cable c x ports/2 + k joins chip
+// c's port 2k to its neighbour: direction a_to_b leaves chip c).
+nlohmann::json GraphTestbench::link_results(double total_ns) const {
+    nlohmann::json links = nlohmann::json::array();
+    const ChipTopology* topo = platform_ ? platform_->chip_topology() : nullptr;
+    if (!topo)
+        return links;
+    const uint32_t half = topo->ports() / 2;
+    for (size_t l = 0; l < platform_->links.size(); ++l) {
+        const uint32_t a = uint32_t(l / half), b = topo->neighbor(a, 2 * uint32_t(l % half));
+        for (int dir = 0; dir < 2; ++dir) {
+            const LinkTiming& t = platform_->links[l]->timing(dir);
+            if (t.bytes() == 0)
+                continue;
+            links.push_back({{"link", platform_->links[l]->basename()},
+                             {"direction", dir == 0 ? "a_to_b" : "b_to_a"},
+                             {"from_chip", dir == 0 ? a : b},
+                             {"to_chip", dir == 0 ? b : a},
+                             {"bytes", t.bytes()},
+                             {"busy_ns", t.busy_ns()},
+                             {"utilization", total_ns > 0 ? t.busy_ns() / total_ns : 0},
+                             {"gb_per_s", total_ns > 0 ? t.bytes() / total_ns : 0}});
+        }
+    }
+    return links;
 }
 
 std::string GraphTestbench::summary() const {
@@ -430,12 +490,31 @@ std::string GraphTestbench::summary() const {
     }
     s += "  per core utilization (tensor/vector/scalar/dma issue):";
     for (auto& c : r["cores"])
-        s += fmt::format(" core {} {:.0f}/{:.0f}/{:.0f}/{:.0f}%", c["core"].get<uint32_t>(),
+        s += fmt::format(" core {} {:.0f}/{:.0f}/{:.0f}/{:.0f}%",
+                         pc_.platform.chips > 1 ? fmt::format("{}.{}", c["chip"].get<uint32_t>(), c["core"].get<uint32_t>())
+                                                : std::to_string(c["core"].get<uint32_t>()),
                          100 * c["utilization"]["tensor"].get<double>(), 100 * c["utilization"]["vector"].get<double>(),
                          100 * c["utilization"]["scalar"].get<double>(), 100 * c["utilization"]["dma issue"].get<double>());
+    if (pc_.platform.chips > 1) {
+        s += "\n  per chip utilization (tensor/vector/scalar/dma issue, mean of its cores):";
+        for (auto& c : r["chips"])
+            s += fmt::format(" chip {} {:.0f}/{:.0f}/{:.0f}/{:.0f}%", c["chip"].get<uint32_t>(),
+                             100 * c["utilization"]["tensor"].get<double>(), 100 * c["utilization"]["vector"].get<double>(),
+                             100 * c["utilization"]["scalar"].get<double>(),
+                             100 * c["utilization"]["dma issue"].get<double>());
+        s += "\n  NeuronLink (bytes, utilization of the step):";
+        if (r["links"].empty())
+            s += " none used";
+        for (auto& l : r["links"])
+            s += fmt::format(" {} {}->{} {} {:.1f}%", l["link"].get<std::string>(), l["from_chip"].get<uint32_t>(),
+                             l["to_chip"].get<uint32_t>(), format_bytes(uint64_t(l["bytes"].get<double>())),
+                             100 * l["utilization"].get<double>());
+    }
     s += "\n  hbm per stack (persistent / peak):";
     for (auto& h : r["hbm"])
-        s += fmt::format(" {} {}/{}", h["stack"].get<size_t>(), format_bytes(h["persistent_bytes"].get<uint64_t>()),
+        s += fmt::format(" {} {}/{}",
+                         pc_.platform.chips > 1 ? fmt::format("{}.{}", h["chip"].get<size_t>(), h["stack"].get<size_t>())
+                                                : std::to_string(h["stack"].get<size_t>()), format_bytes(h["persistent_bytes"].get<uint64_t>()),
                          format_bytes(h["peak_bytes"].get<uint64_t>()));
     s += fmt::format("\n  layers: {}", r["layers"]["note"].get<std::string>());
     return s;

@@ -3,9 +3,10 @@
 // (models/graph), its tensors placed in HBM by the graph (each kernel is given their addresses),
 // and every rank runs the schedule's kernels one after another on its core's engines, the ranks of
 // a group meeting at the collectives' grid barriers. Reports the step's latency, tokens/s, a per-op
-// table (time, share, binding engine, FLOPs, bytes, TFLOPS, GB/s), per-core utilization and the
+// table (time, share, binding engine, FLOPs, bytes, TFLOPS, GB/s), per-core and per-chip
+// utilization, the bytes and utilization of every NeuronLink direction the step used, and the
 // collectives' bus bandwidth; with --trace, a track per core with one span per op beside the PE's
-// engine tracks.
+// engine tracks and the links' own tracks (one per cable direction, a span per crossing with its bytes).
 #pragma once
 
 #include "models/common/stats.h"
@@ -58,12 +59,15 @@ private:
     void run_rank(Platform& p, Rank& r);
     void barrier(Group& g);
     size_t critical_rank() const;
+    nlohmann::json chip_results(double total_ns) const;
+    nlohmann::json link_results(double total_ns) const;
 
     std::string file_;
     graph::Graph graph_;
     graph::Lowering lowering_;
     graph::HbmPlan plan_;
     PlatformConfig pc_;
+    const Platform* platform_ = nullptr;
     // launches_[p][c][replica]: lowered op p's call c on one replica's ranks.
     std::vector<std::vector<std::vector<KernelLaunch>>> launches_;
     std::deque<Rank> ranks_;

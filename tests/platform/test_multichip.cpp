@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <fstream>
+#include <map>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <tlm_utils/simple_initiator_socket.h>
@@ -259,6 +260,65 @@ TEST(GraphOverChips, TensorParallelMlpOverTwoChipsRunsOverNeuronLink) {
     EXPECT_GT(c["time_ns"].get<double>(), one["results"]["collectives"][0]["time_ns"].get<double>());
     EXPECT_EQ(one["results"]["latency_ns"], ref["results"]["latency_ns"]);
     EXPECT_EQ(one["results"]["ops"], ref["results"]["ops"]);
+}
+
+// Per-chip utilization and per-link figures in the stats JSON, and a trace track per NeuronLink
+// cable direction whose spans carry the bytes the link counted, in both timing modes.
+TEST(GraphOverChips, ReportsPerChipUtilizationAndATraceTrackPerLinkDirection) {
+    std::ifstream in(test::source_path("configs/graphs/mlp_tp2.json"));
+    nlohmann::json g = nlohmann::json::parse(in);
+    g["placement"] = {{"tp", 2}, {"cores", {0, 0}}, {"chips", {0, 1}}};
+    const std::string file = test::temp_file(g.dump(), ".json");
+    for (const char* timing : {"at", "lt"}) {
+        SCOPED_TRACE(timing);
+        const std::string out = test::temp_file("", ".json"), trace = test::temp_file("", ".json");
+        test::CliResult r = test::run_cli(
+            fmt::format("run -p trn2-16 --timing {} -t graph -w {} -o {} --trace {} -q", timing, file, out, trace));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::ifstream o(out);
+        const nlohmann::json report = nlohmann::json::parse(o);
+        const nlohmann::json& res = report["results"];
+        const double total = res["latency_ns"].get<double>();
+        // Per chip: the mean of its cores (one each here), so chip i's figures are core i's.
+        ASSERT_EQ(res["chips"].size(), 2u) << res["chips"].dump();
+        for (size_t i = 0; i < 2; ++i) {
+            const nlohmann::json &chip = res["chips"][i], &core = res["cores"][i];
+            EXPECT_EQ(chip["chip"], i);
+            for (const char* e : {"tensor", "vector", "scalar", "dma issue"})
+                EXPECT_DOUBLE_EQ(chip["utilization"][e].get<double>(), core["utilization"][e].get<double>()) << e;
+            EXPECT_GT(chip["busy_ns"]["tensor"].get<double>(), 0);
+        }
+        // Per link direction: the link's own counters, and only the cable between chips 0 and 1.
+        ASSERT_EQ(res["links"].size(), 2u) << res["links"].dump();
+        std::map<std::string, double> span_bytes;
+        std::ifstream t(trace);
+        const nlohmann::json events = nlohmann::json::parse(t)["traceEvents"];
+        int link_pid = -1;
+        std::map<int, std::string> threads;
+        for (auto& e : events)
+            if (e["ph"] == "M" && e["name"] == "process_name" && e["args"]["name"] == "top.link0_x")
+                link_pid = e["pid"];
+        for (auto& e : events)
+            if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == link_pid)
+                threads[e["tid"].get<int>()] = e["args"]["name"];
+        for (auto& e : events)
+            if (e["ph"] == "X" && e["pid"] == link_pid)
+                span_bytes[threads.at(e["tid"].get<int>())] += e["args"]["bytes"].get<double>();
+        for (auto& l : res["links"]) {
+            const std::string dir = l["direction"];
+            EXPECT_EQ(l["link"], "link0_x");
+            EXPECT_EQ(l["from_chip"], dir == "a_to_b" ? 0 : 1);
+            EXPECT_EQ(l["to_chip"], dir == "a_to_b" ? 1 : 0);
+            const double bytes = report["stats"]["top"]["link0_x"][dir]["bytes"].get<double>();
+            EXPECT_GT(bytes, 0);
+            EXPECT_EQ(l["bytes"].get<double>(), bytes) << dir;
+            EXPECT_EQ(span_bytes[dir], bytes) << dir << ": the trace track carries every byte the link counted";
+            EXPECT_GT(l["utilization"].get<double>(), 0);
+            EXPECT_LT(l["utilization"].get<double>(), 1);
+            EXPECT_NEAR(l["gb_per_s"].get<double>(), bytes / total, 1e-9);
+        }
+        EXPECT_EQ(span_bytes.size(), 2u);
+    }
 }
 
 TEST(GraphOverChips, BadChipPlacementExits2NamingTheKey) {
