@@ -8,6 +8,8 @@
 #include "models/common/config.h"
 #include "models/graph/graph.h"
 #include "models/graph/hf_model.h"
+#include "models/link/chip_topology.h"
+#include "platforms/platform_config.h"
 #include "platforms/shipped_configs.h"
 
 #include <fmt/format.h>
@@ -19,7 +21,7 @@ namespace nctlm {
 namespace {
 
 const char* kModelUsage = R"(usage: nctlm model --hf-config CONFIG --phase prefill|decode --batch B (--seq S | --context C)
-                   [--tp N] [--dp R] [--layers L] [-o GRAPH.json] [--run -p PLATFORM [run options]] [--plot FILE.png]
+                   [--tp N] [--chips C] [--dp R] [--layers L] [-o GRAPH.json] [--run -p PLATFORM [run options]] [--plot FILE.png]
        nctlm model --list
 
 Builds the op graph of one step of a model from its Hugging Face config.json (a path, or a shipped
@@ -27,6 +29,8 @@ name: nctlm model --list) and writes it (-o, or stdout), or runs it (--run: nctl
   --phase decode --context C   one new token per sequence attending to C positions (KV cache)
   --phase prefill --seq S      S tokens per sequence (an encoder's forward pass)
   --tp N, --dp R               tensor-parallel ranks per replica, data-parallel replicas (cores tp x dp)
+  --chips C                    each replica's tp ranks over C chips of a multi-chip platform (tp / C
+                               per chip; with --run -p P the chips in P's NeuronLink ring order)
   --layers L                   L layers only (default: the whole model with embeddings and LM head)
   --plot FILE.png              with --run: a bar of the step's time by op type
 every other option goes to `nctlm run` (-p, --set, --stats-json, --trace, --timing, -q, ...).
@@ -109,6 +113,30 @@ void check_tail(const Tail& t, const std::string& cmd, const std::string& usage)
         throw ConfigError("nctlm " + cmd + ": --plot draws a run's time by op type: add --run -p PLATFORM");
 }
 
+// --chips C with --run -p PLATFORM: C of the platform's chips in the order a ring over its
+// NeuronLink topology visits them (consecutive ranks' chips are neighbours where the topology
+// allows); exit 2 naming --chips when the platform has fewer.
+std::vector<uint32_t> ring_of_chips(uint32_t chips, const std::vector<std::string>& run_options) {
+    std::string platform;
+    std::vector<std::string> sets;
+    for (size_t i = 0; i + 1 < run_options.size(); ++i) {
+        if (run_options[i] == "-p" || run_options[i] == "--platform")
+            platform = run_options[i + 1];
+        if (run_options[i] == "-s" || run_options[i] == "--set")
+            sets.push_back(run_options[i + 1]);
+    }
+    if (platform.empty())
+        return {};  // nctlm run refuses it
+    ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
+    for (auto& a : sets)
+        tree.set(a);
+    PlatformConfig pc = PlatformConfig::load(tree);
+    if (chips > pc.platform.chips)
+        throw ConfigError(fmt::format("nctlm model: --chips {} but platform {} has {} chip{}", chips, pc.platform.name,
+                                      pc.platform.chips, pc.platform.chips == 1 ? "" : "s"));
+    return ChipTopology(pc.platform.chips, pc.link).ring_order(chips);
+}
+
 } // namespace
 
 int model_command(const std::vector<std::string>& args) {
@@ -143,6 +171,8 @@ int model_command(const std::vector<std::string>& args) {
             step.context = number_of(a, value_of(args, i, "model"));
         else if (a == "--tp")
             step.tp = uint32_t(number_of(a, value_of(args, i, "model")));
+        else if (a == "--chips")
+            step.chips = uint32_t(number_of(a, value_of(args, i, "model")));
         else if (a == "--dp")
             step.dp = uint32_t(number_of(a, value_of(args, i, "model")));
         else if (a == "--layers")
@@ -159,6 +189,8 @@ int model_command(const std::vector<std::string>& args) {
                           kModelUsage);
     if (step.phase.empty())
         throw ConfigError("nctlm model: --phase prefill|decode is required");
+    if (step.chips > 1 && tail.run)
+        step.chip_order = ring_of_chips(step.chips, tail.rest);
     nlohmann::json g;
     try {
         graph::HfConfig c = graph::read_hf_config(find_config(config, "models"));

@@ -2,7 +2,9 @@
 
 #include "models/graph/graph.h"
 
+#include <algorithm>
 #include <fmt/format.h>
+#include <map>
 
 namespace nctlm::graph {
 
@@ -311,14 +313,112 @@ json send_recv(const CollectiveSpec& s, Builder& b) {
 
 } // namespace
 
-std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, double latency_ns, double bytes_per_ns) {
+namespace {
+
+// One step's pulls: rank dst reads `bytes` of rank src's data (a reduction adds its own part).
+struct Pull {
+    uint32_t dst, src;
+    double bytes;
+};
+struct Step {
+    std::vector<Pull> pulls;
+    bool reduce = false;
+};
+
+// The steps collective_program's algorithms take (the same pairs and sizes).
+std::vector<Step> algorithm_steps(const CollectiveSpec& s, bool tree, double bytes) {
+    const uint32_t n = s.ranks;
+    std::vector<Step> steps;
+    auto ring_step = [&](bool reduce) {
+        Step st{{}, reduce};
+        for (uint32_t r = 0; r < n; ++r)
+            st.pulls.push_back({r, (r + n - 1) % n, bytes / n});
+        steps.push_back(st);
+    };
+    switch (s.kind) {
+    case Collective::AllReduce:
+        if (!tree) {
+            for (uint32_t k = 0; k + 1 < n; ++k)
+                ring_step(true);
+            for (uint32_t k = 0; k + 1 < n; ++k)
+                ring_step(false);
+            break;
+        }
+        for (uint32_t d = 1; d < n; d *= 2) {
+            Step st{{}, true};
+            for (uint32_t r = 0; r < n; r += 2 * d)
+                st.pulls.push_back({r, r + d, bytes});
+            steps.push_back(st);
+        }
+        for (uint32_t d = n / 2; d >= 1; d /= 2) {
+            Step st{{}, false};
+            for (uint32_t r = d; r < n; r += 2 * d)
+                st.pulls.push_back({r, r - d, bytes});
+            steps.push_back(st);
+        }
+        break;
+    case Collective::AllGather:
+        if (!tree) {
+            for (uint32_t k = 0; k + 1 < n; ++k)
+                ring_step(false);
+            break;
+        }
+        for (uint32_t d = 1; d < n; d *= 2) {
+            Step st{{}, false};
+            for (uint32_t r = 0; r < n; ++r)
+                st.pulls.push_back({r, r ^ d, bytes * d / n});
+            steps.push_back(st);
+        }
+        break;
+    case Collective::ReduceScatter:
+        for (uint32_t k = 0; k + 1 < n; ++k)
+            ring_step(true);
+        break;
+    case Collective::SendRecv: {
+        Step st{{}, false};
+        for (auto [src, dst] : s.pairs)
+            st.pulls.push_back({dst, src, bytes});
+        steps.push_back(st);
+        break;
+    }
+    }
+    return steps;
+}
+
+} // namespace
+
+double collective_cost(const CollectiveSpec& s, const std::string& algorithm, uint64_t bytes, const CollectiveCosts& c) {
+    double total = 0;
+    for (const Step& st : algorithm_steps(s, algorithm == "tree", double(bytes))) {
+        std::map<uint64_t, int> crossing;  // pulls of the step per wire
+        for (const Pull& p : st.pulls)
+            if (!c.path.empty())
+                for (uint64_t w : c.path[p.dst][p.src].wires)
+                    ++crossing[w];
+        double slowest = 0;
+        for (const Pull& p : st.pulls) {
+            double pull = p.bytes / c.dma_bytes_per_ns, latency = 0;
+            if (!c.path.empty()) {
+                const CollectivePath& path = c.path[p.dst][p.src];
+                latency = path.latency_ns;
+                int sharing = 1;
+                for (uint64_t w : path.wires)
+                    sharing = std::max(sharing, crossing[w]);
+                if (path.bytes_per_ns > 0)
+                    pull = std::max(pull, p.bytes * sharing / path.bytes_per_ns);
+            }
+            const double rest = (st.reduce ? 2 : 1) * p.bytes / c.dma_bytes_per_ns;
+            slowest = std::max(slowest, 2 * c.dma_latency_ns + latency + pull + rest);
+        }
+        total += slowest;
+    }
+    return total;
+}
+
+std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, const CollectiveCosts& c) {
     if (s.kind == Collective::ReduceScatter || s.kind == Collective::SendRecv || !power_of_two(s.ranks))
         return "ring";
-    const double n = s.ranks, b = double(bytes);
-    auto step = [&](double moved) { return 2 * latency_ns + 3 * moved / bytes_per_ns; };
-    double ring = s.kind == Collective::AllReduce ? 2 * (n - 1) * step(b / n) : (n - 1) * step(b / n);
-    double tree = s.kind == Collective::AllReduce ? 2 * log2_of(s.ranks) * step(b) : log2_of(s.ranks) * step(b / 2);
-    return tree < ring ? "tree" : "ring";
+    return collective_cost(s, "tree", bytes, c) < collective_cost(s, "ring", bytes, c) ? "tree" : "ring";
 }
 
 uint32_t collective_steps(const CollectiveSpec& s) {

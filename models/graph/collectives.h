@@ -44,11 +44,31 @@ nlohmann::json collective_program(const CollectiveSpec& s);
 // 2 (n - 1) / n for all_reduce, (n - 1) / n for all_gather and reduce_scatter, 1 for send_recv.
 double bus_factor(Collective c, uint32_t ranks);
 
-// "auto": the algorithm with the smaller step cost (docs/models.md): a step costs two DMA start
-// latencies plus the bytes a rank moves in it (three transfers of its chunk) at one core's DMA
-// bandwidth; ring: 2 (n - 1) steps of a 1/n chunk, tree: 2 log2 n steps of the whole tensor (power-of-two
-// groups only). `bytes` per rank, latency in ns, bandwidth in bytes per ns.
-std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, double latency_ns, double bytes_per_ns);
+// What the "auto" rule weighs (docs/models.md, "Choosing the algorithm"): every DMA's start
+// latency and one core's DMA bandwidth, and per ordered pair of ranks the path a pull takes from
+// one rank's memory to the other's. A pull between chips pays the route's round trip (the request
+// out, the data back: 2 x hops x link latency) and shares the wire of every cable its data crosses
+// with the step's other pulls that cross it the same way.
+struct CollectivePath {
+    double latency_ns = 0;             // beyond the on-chip path
+    double bytes_per_ns = 0;           // the narrowest wire on the way (0: none, the DMA is the limit)
+    std::vector<uint64_t> wires;       // the directed wires the data crosses (any ids, equal = shared)
+};
+struct CollectiveCosts {
+    double dma_latency_ns = 0, dma_bytes_per_ns = 1;
+    std::vector<std::vector<CollectivePath>> path;  // path[dst][src]: dst pulls src's data; empty: all on one chip
+};
+
+// The rule's estimate (ns) of `algorithm` ("ring" | "tree") for `bytes` per rank (the whole tensor,
+// as collective_program's spec has it): the sum over the algorithm's steps of the slowest pull of
+// the step, a pull of m bytes costing 2 DMA start latencies + the path's latency + max(m at the
+// DMA bandwidth, m x (pulls sharing its busiest wire) at the wire's bandwidth) + the rest of the
+// pull's transfers (its own part read, for a reduction, and the store) at the DMA bandwidth.
+double collective_cost(const CollectiveSpec& s, const std::string& algorithm, uint64_t bytes, const CollectiveCosts& c);
+
+// "auto": the algorithm with the smaller collective_cost (ring where the tree cannot run: a group
+// that is not a power of two, reduce_scatter, send_recv).
+std::string choose_algorithm(const CollectiveSpec& s, uint64_t bytes, const CollectiveCosts& c);
 
 // Steps each rank takes (between barriers), for reports.
 uint32_t collective_steps(const CollectiveSpec& s);

@@ -1,5 +1,6 @@
 #include "models/graph/graph_lowering.h"
 
+#include "models/link/chip_topology.h"
 #include "platforms/shipped_configs.h"
 
 #include <fmt/format.h>
@@ -41,6 +42,36 @@ std::string args_text(const Args& a) {
 }
 
 int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
+
+// The costs the "auto" collective rule weighs for the first replica's ranks (every replica runs
+// the same program): the platform's DMA, and over chips the NeuronLink route between each pair.
+CollectiveCosts collective_costs(const Placement& pl, const PlatformConfig& pc) {
+    CollectiveCosts c;
+    c.dma_latency_ns = pc.dma.start_latency.ns;
+    c.dma_bytes_per_ns = pc.pe.dma_bandwidth.bytes_per_s / 1e9;
+    bool over_chips = false;
+    for (uint32_t r = 1; r < pl.tp; ++r)
+        over_chips |= pl.chip(r) != pl.chip(0);
+    if (!over_chips || pc.platform.chips < 2)
+        return c;
+    const ChipTopology topo(pc.platform.chips, pc.link);
+    c.path.assign(pl.tp, std::vector<CollectivePath>(pl.tp));
+    for (uint32_t dst = 0; dst < pl.tp; ++dst)
+        for (uint32_t src = 0; src < pl.tp; ++src) {
+            CollectivePath& p = c.path[dst][src];
+            // The request goes dst -> src; the data comes back over the same cables the other way.
+            for (const ChipTopology::Hop& h : topo.route(pl.chip(dst), pl.chip(src)))
+                p.wires.push_back(uint64_t(h.chip) * topo.ports() + h.port);
+            if (p.wires.empty())
+                continue;
+            p.latency_ns = 2 * double(p.wires.size()) * pc.link.latency.ns;
+            // The wire, or the requests in flight its credits allow (each a DMA burst's read,
+            // holding its credit for about one link latency), whichever is narrower.
+            p.bytes_per_ns = std::min(pc.link.wire_bandwidth.bytes_per_s / 1e9,
+                                      double(pc.link.credits) * double(pc.dma.burst_size) / pc.link.latency.ns);
+        }
+    return c;
+}
 
 class OpLowerer {
 public:
@@ -222,7 +253,7 @@ void OpLowerer::collective(LoweredOp& lo) {
         break;
     }
     if (s.algorithm == "auto")
-        s.algorithm = choose_algorithm(s, whole, pc_.dma.start_latency.ns, pc_.pe.dma_bandwidth.bytes_per_s / 1e9);
+        s.algorithm = choose_algorithm(s, whole, collective_costs(g_.placement, pc_));
     json j;
     try {
         j = collective_program(s);

@@ -99,6 +99,17 @@ public:
         json placement = {{"tp", s_.tp}};
         if (s_.dp > 1)
             placement["dp"] = s_.dp;
+        if (s_.chips > 1) {
+            const uint32_t per_chip = s_.tp / s_.chips;
+            json cores = json::array(), chips = json::array();
+            for (uint32_t d = 0; d < s_.dp; ++d)
+                for (uint32_t r = 0; r < s_.tp; ++r) {
+                    cores.push_back(d * per_chip + r % per_chip);
+                    chips.push_back(s_.chip_order.empty() ? r / per_chip : s_.chip_order.at(r / per_chip));
+                }
+            placement["cores"] = cores;
+            placement["chips"] = chips;
+        }
         return {{"format", "nctlm-graph"}, {"version", kGraphFormatVersion}, {"name", name},     {"source", c_.file},
                 {"phase", phase},          {"tokens", tokens},                {"layers", c_.layers}, {"placement", placement},
                 {"tensors", tensors_},     {"ops", ops_}};
@@ -293,6 +304,12 @@ json build_model_graph(const HfConfig& c, const ModelStep& s) {
     need(s.batch >= 1, "--batch must be at least 1");
     need(s.tp >= 1 && s.dp >= 1, "--tp and --dp must be at least 1");
     need(s.layers == -1 || s.layers >= 1, "--layers must be at least 1");
+    need(s.chips >= 1, "--chips must be at least 1");
+    if (s.tp % s.chips)
+        throw GraphError(fmt::format("--chips {} does not divide --tp {}: each chip holds tp / chips ranks of the group",
+                                     s.chips, s.tp));
+    need(s.chip_order.empty() || s.chip_order.size() == s.chips,
+         fmt::format("--chips {}: {} chips in the ring order", s.chips, s.chip_order.size()));
     if (c.family == "encoder")
         need(s.phase == "prefill", fmt::format("{}: {} is an encoder: it has no decode step (--phase prefill)", c.file,
                                                c.model_type));

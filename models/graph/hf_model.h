@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace nctlm::graph {
 
@@ -33,6 +34,11 @@ struct ModelStep {
     int64_t seq = 0;      // prefill: tokens per sequence
     int64_t context = 0;  // decode: positions attended, the new token's included
     uint32_t tp = 1, dp = 1;
+    // Chips each replica's tp ranks span (--chips): tp / chips ranks per chip, on cores
+    // d x (tp / chips) ... of every chip for replica d; consecutive ranks on one chip, then the next
+    // chip of `chip_order` (the chips in the order a ring visits them; empty: 0, 1, ..., chips - 1).
+    uint32_t chips = 1;
+    std::vector<uint32_t> chip_order;
     int64_t layers = -1;  // -1: the whole model (embeddings, every layer, final norm, LM head); else L layers only
 };
 
