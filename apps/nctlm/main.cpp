@@ -51,7 +51,7 @@ commands:
   kernel    FILE.py::FN [--arg NAME=bf16[4096,8192]]... -p FILE [-o kernel.json] [--check REF.py::FN]
             [run options]      trace an NKI-style Python kernel and run it (docs/kernels.md)
   model     --hf-config CONFIG --phase prefill|decode --batch B (--seq S | --context C) [--tp N]
-            [--layers L] [-o graph.json] [--run -p FILE [run options]]   a model step as an op graph
+            [--chips C] [--layers L] [-o graph.json] [--run -p FILE [run options]]   a model step as an op graph
   import-onnx MODEL.onnx [-o graph.json] [--dim NAME=V]... [--run ...]  an ONNX model as an op graph
             (docs/models.md; run a graph with: nctlm run -t graph -w graph.json -p trn2)
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
