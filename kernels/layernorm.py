@@ -2,7 +2,8 @@
 
 Tensors: x [ROWS, COLS], gamma, beta [COLS], y [ROWS, COLS] (returned, x's dtype). Args: ROWS
 (any; the last row tile is masked), COLS (a whole row sits in SBUF). gamma and beta are loaded
-once, broadcast across the partitions by DMAs with partition stride 0. Per 128 rows, on the scalar
+once, broadcast by DMAs with partition stride 0 across the partitions the rows use (min(ROWS,
+128): a few rows read a few copies, not 128). Per 128 rows, on the scalar
 engine: the row sum and the sum of squared deviations (two activation reduces), the (128, 1)
 statistics, the normalization (x - mean) x rstd (per-partition scale and bias); on the vector
 engine the affine part, two tensor_tensor ops; intermediates in x's dtype. Nothing the scalar
@@ -19,8 +20,8 @@ def layernorm(x, gamma, beta, eps=1e-5):
     y = nl.ndarray((ROWS, COLS), dtype=x.dtype, buffer=nl.shared_hbm)
     ip = nl.arange(128)[:, None]
     jf = nl.arange(COLS)[None, :]
-    g_all = nl.load(gamma.reshape((1, COLS))).broadcast_to((128, COLS))
-    b_all = nl.load(beta.reshape((1, COLS))).broadcast_to((128, COLS))
+    g_all = nl.load(gamma.reshape((1, COLS))[0 * ip, jf], mask=ip < ROWS)
+    b_all = nl.load(beta.reshape((1, COLS))[0 * ip, jf], mask=ip < ROWS)
     eps_all = nl.full((128, 1), eps, dtype=nl.float32)
     for i in nl.affine_range((ROWS + 127) // 128):
         inside = i * 128 + ip < ROWS

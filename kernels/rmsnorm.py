@@ -2,7 +2,8 @@
 
 Tensors: x [ROWS, COLS], g [COLS] (the weight), y [ROWS, COLS] (returned, x's dtype). Args: ROWS
 (any; the last row tile is masked), COLS (a whole row sits in SBUF). g is loaded once,
-broadcast across the 128 partitions by a DMA with partition stride 0. Per 128 rows, on the scalar
+broadcast by a DMA with partition stride 0 across the partitions the rows use (min(ROWS, 128): a
+decode step's 8 rows read 8 copies of g, not 128). Per 128 rows, on the scalar
 engine: the sum of squares (an activation's reduce), 1/sqrt(mean + eps) on a (128, 1) tile, the
 scaling (a per-partition scale); on the vector engine the weight product; intermediates in x's
 dtype. Nothing the scalar engine needs comes from the vector engine, so the scalar engine runs
@@ -19,7 +20,7 @@ def rmsnorm(x, g, eps=1e-6):
     y = nl.ndarray((ROWS, COLS), dtype=x.dtype, buffer=nl.shared_hbm)
     ip = nl.arange(128)[:, None]
     jf = nl.arange(COLS)[None, :]
-    g_all = nl.load(g.reshape((1, COLS))).broadcast_to((128, COLS))
+    g_all = nl.load(g.reshape((1, COLS))[0 * ip, jf], mask=ip < ROWS)
     eps_all = nl.full((128, 1), eps, dtype=nl.float32)
     for i in nl.affine_range((ROWS + 127) // 128):
         inside = i * 128 + ip < ROWS

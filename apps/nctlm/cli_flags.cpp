@@ -1,6 +1,7 @@
 #include "apps/nctlm/cli_flags.h"
 
 #include "models/common/config.h"
+#include "platforms/shipped_configs.h"
 #include "study/sweep_spec.h"
 
 #include <filesystem>
@@ -10,6 +11,23 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace nctlm::cli {
+
+std::optional<ConfigTree> platform_of_run(const std::vector<std::string>& run_options) {
+    std::string platform;
+    std::vector<std::string> sets;
+    for (size_t i = 0; i + 1 < run_options.size(); ++i) {
+        if (run_options[i] == "-p" || run_options[i] == "--platform")
+            platform = run_options[i + 1];
+        if (run_options[i] == "-s" || run_options[i] == "--set")
+            sets.push_back(run_options[i + 1]);
+    }
+    if (platform.empty())
+        return std::nullopt;
+    ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
+    for (auto& a : sets)
+        tree.set(a);
+    return tree;
+}
 
 uint64_t count(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi) {
     try {

@@ -3,10 +3,12 @@
 // checks and messages, and every count is read as a whole number in range (never wrapped).
 #pragma once
 
+#include "models/common/config.h"
 #include "study/sweep_run.h"
 
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ uint64_t count(const std::string& flag, const std::string& text, uint64_t lo, ui
 // false after printing --help.
 bool parse_or_help(const boost::program_options::options_description& desc, const std::vector<std::string>& args,
                    const boost::program_options::positional_options_description* positional = nullptr);
+
+// The platform a command's `nctlm run` options name (-p/--platform), with their --set overrides
+// applied; nullopt when no -p is given. Throws ConfigError for a platform that does not load.
+std::optional<ConfigTree> platform_of_run(const std::vector<std::string>& run_options);
 
 // How points run, as flags: -o, -j, --backend, --resume, --timeout, --no-plot, Slurm's.
 struct RunFlags {

@@ -3,6 +3,7 @@
 // then runs the kernel program it wrote as `nctlm run -t kernel -w kernel.json` does. Tracer options
 // are taken here; every other option goes to the run.
 #include "apps/nctlm/cli.h"
+#include "apps/nctlm/cli_flags.h"
 #include "apps/nctlm/spawn.h"
 #include "models/common/config.h"
 #include "models/pe/pe_config.h"
@@ -66,24 +67,13 @@ int kernel_command(const std::vector<std::string>& args) {
         }
     }
     // The tracer fits its buffers into this platform's SBUF and PSUM (a bad platform is the run's to report).
-    std::string platform;
-    std::vector<std::string> sets;
-    for (size_t i = 0; i + 1 < run.size(); ++i) {
-        if (run[i] == "-p" || run[i] == "--platform")
-            platform = run[i + 1];
-        if (run[i] == "-s" || run[i] == "--set")
-            sets.push_back(run[i + 1]);
-    }
-    if (!platform.empty()) {
-        try {
-            ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
-            for (auto& a : sets)
-                tree.set(a);
-            PeConfig pe = tree.load<PeConfig>("pe");
+    try {
+        if (std::optional<ConfigTree> tree = cli::platform_of_run(run)) {
+            PeConfig pe = tree->load<PeConfig>("pe");
             tracer.insert(tracer.end(), {"--sbuf-bytes", std::to_string(pe.sbuf_partition_bytes), "--psum-bytes",
                                          std::to_string(pe.psum_partition_bytes)});
-        } catch (const std::exception&) {
         }
+    } catch (const std::exception&) {
     }
     std::string python = python_package_dir();
     if (python.empty())

@@ -3,6 +3,7 @@
 // [run options]` is `nctlm run -t graph -w GRAPH.json [run options]`; `--plot FILE.png` draws the
 // time by op type (python3 -m nctlm.graph_plot). docs/models.md.
 #include "apps/nctlm/cli.h"
+#include "apps/nctlm/cli_flags.h"
 #include "apps/nctlm/spawn.h"
 #include "models/common/atomic_file.h"
 #include "models/common/config.h"
@@ -117,20 +118,10 @@ void check_tail(const Tail& t, const std::string& cmd, const std::string& usage)
 // NeuronLink topology visits them (consecutive ranks' chips are neighbours where the topology
 // allows); exit 2 naming --chips when the platform has fewer.
 std::vector<uint32_t> ring_of_chips(uint32_t chips, const std::vector<std::string>& run_options) {
-    std::string platform;
-    std::vector<std::string> sets;
-    for (size_t i = 0; i + 1 < run_options.size(); ++i) {
-        if (run_options[i] == "-p" || run_options[i] == "--platform")
-            platform = run_options[i + 1];
-        if (run_options[i] == "-s" || run_options[i] == "--set")
-            sets.push_back(run_options[i + 1]);
-    }
-    if (platform.empty())
+    std::optional<ConfigTree> tree = cli::platform_of_run(run_options);
+    if (!tree)
         return {};  // nctlm run refuses it
-    ConfigTree tree = ConfigTree::from_file(find_config(platform, "platforms"));
-    for (auto& a : sets)
-        tree.set(a);
-    PlatformConfig pc = PlatformConfig::load(tree);
+    PlatformConfig pc = PlatformConfig::load(*tree);
     if (chips > pc.platform.chips)
         throw ConfigError(fmt::format("nctlm model: --chips {} but platform {} has {} chip{}", chips, pc.platform.name,
                                       pc.platform.chips, pc.platform.chips == 1 ? "" : "s"));

@@ -118,79 +118,70 @@ void ring(Schedule& s) {
         x.slice = j;
         cur[r][j] = b.add(std::move(x));
     };
+    // One step: `fill(x, r, j)` sets up rank r's transfer of slice j, for every rank and slice.
+    auto each_rank_and_slice = [&](auto fill) {
+        for (uint32_t r = 0; r < n; ++r)
+            for (uint32_t j = 0; j < J; ++j) {
+                Transfer x;
+                fill(x, r, j);
+                place(std::move(x), r, j);
+            }
+        next_step();
+    };
     if (sp.op == Operation::AllGather) {
         // Step 0: every rank sends its own chunk (and copies it into its own output); step t
         // forwards the chunk it received at step t - 1.
-        for (uint32_t t = 0; t + 1 < n; ++t) {
-            for (uint32_t r = 0; r < n; ++r)
-                for (uint32_t j = 0; j < J; ++j) {
-                    Transfer x;
-                    uint64_t c = chunk(int64_t(r) - t), o = c * C + sl[j].offset;
-                    x.src = t == 0 ? in(sl[j].offset) : out(o);
-                    if (t == 0)
-                        x.dests.push_back({r, out(o)});
-                    else
-                        x.after.assign(1, prev[up(r)][j]);
-                    x.dests.push_back({down(r), out(o)});
-                    place(std::move(x), r, j);
-                }
-            next_step();
-        }
+        for (uint32_t t = 0; t + 1 < n; ++t)
+            each_rank_and_slice([&](Transfer& x, uint32_t r, uint32_t j) {
+                uint64_t c = chunk(int64_t(r) - t), o = c * C + sl[j].offset;
+                x.src = t == 0 ? in(sl[j].offset) : out(o);
+                if (t == 0)
+                    x.dests.push_back({r, out(o)});
+                else
+                    x.after.assign(1, prev[up(r)][j]);
+                x.dests.push_back({down(r), out(o)});
+            });
         s.steps = n - 1;
         return;
     }
     // Reduce-scatter: step s, rank r sends chunk r - 1 - s (its own at s = 0, else the partial it
     // received added to its own) into the next rank's scratch slot s.
-    for (uint32_t st = 0; st + 1 < n; ++st) {
-        for (uint32_t r = 0; r < n; ++r)
-            for (uint32_t j = 0; j < J; ++j) {
-                Transfer x;
-                uint64_t c = chunk(int64_t(r) - 1 - st);
-                if (st == 0) {
-                    x.src = in(c * C + sl[j].offset);
-                } else {
-                    x.src = scratch((st - 1) * C + sl[j].offset);
-                    x.add = in(c * C + sl[j].offset);
-                    x.after.assign(1, prev[up(r)][j]);
-                }
-                x.dests.push_back({down(r), scratch(st * C + sl[j].offset)});
-                place(std::move(x), r, j);
-            }
-        next_step();
-    }
-    // The last partial to arrive at rank r is chunk r: add its own, and the chunk is reduced.
-    for (uint32_t r = 0; r < n; ++r)
-        for (uint32_t j = 0; j < J; ++j) {
-            Transfer x;
-            x.src = scratch((n - 2) * C + sl[j].offset);
-            x.add = in(r * C + sl[j].offset);
-            x.after.assign(1, prev[up(r)][j]);
-            if (sp.op == Operation::ReduceScatter) {
-                x.dests.push_back({r, out(sl[j].offset)});
+    for (uint32_t st = 0; st + 1 < n; ++st)
+        each_rank_and_slice([&](Transfer& x, uint32_t r, uint32_t j) {
+            uint64_t c = chunk(int64_t(r) - 1 - st);
+            if (st == 0) {
+                x.src = in(c * C + sl[j].offset);
             } else {
-                x.dests.push_back({r, out(r * C + sl[j].offset)});
-                x.dests.push_back({down(r), out(r * C + sl[j].offset)});
+                x.src = scratch((st - 1) * C + sl[j].offset);
+                x.add = in(c * C + sl[j].offset);
+                x.after.assign(1, prev[up(r)][j]);
             }
-            place(std::move(x), r, j);
+            x.dests.push_back({down(r), scratch(st * C + sl[j].offset)});
+        });
+    // The last partial to arrive at rank r is chunk r: add its own, and the chunk is reduced.
+    each_rank_and_slice([&](Transfer& x, uint32_t r, uint32_t j) {
+        x.src = scratch((n - 2) * C + sl[j].offset);
+        x.add = in(r * C + sl[j].offset);
+        x.after.assign(1, prev[up(r)][j]);
+        if (sp.op == Operation::ReduceScatter) {
+            x.dests.push_back({r, out(sl[j].offset)});
+        } else {
+            x.dests.push_back({r, out(r * C + sl[j].offset)});
+            x.dests.push_back({down(r), out(r * C + sl[j].offset)});
         }
-    next_step();
+    });
     if (sp.op == Operation::ReduceScatter) {
         s.steps = n - 1;
         return;
     }
     // All-gather of the reduced chunks: step t forwards chunk r - t, received at the step before.
-    for (uint32_t t = 1; t + 1 < n; ++t) {
-        for (uint32_t r = 0; r < n; ++r)
-            for (uint32_t j = 0; j < J; ++j) {
-                Transfer x;
-                uint64_t o = chunk(int64_t(r) - t) * C + sl[j].offset;
-                x.src = out(o);
-                x.after.assign(1, prev[up(r)][j]);
-                x.dests.push_back({down(r), out(o)});
-                place(std::move(x), r, j);
-            }
-        next_step();
-    }
+    for (uint32_t t = 1; t + 1 < n; ++t)
+        each_rank_and_slice([&](Transfer& x, uint32_t r, uint32_t j) {
+            uint64_t o = chunk(int64_t(r) - t) * C + sl[j].offset;
+            x.src = out(o);
+            x.after.assign(1, prev[up(r)][j]);
+            x.dests.push_back({down(r), out(o)});
+        });
     s.steps = 2 * (n - 1);
 }
 

@@ -52,6 +52,17 @@ PlatformConfig platform_config(const std::string& name) {
     return PlatformConfig::load(tree);
 }
 
+// One step: decode attending to `positions` (the context), or a prefill of `positions` tokens.
+ModelStep model_step(const std::string& phase, int64_t batch, int64_t positions, uint32_t tp, int64_t layers) {
+    ModelStep s;
+    s.phase = phase;
+    s.batch = batch;
+    (phase == "decode" ? s.context : s.seq) = positions;
+    s.tp = tp;
+    s.layers = layers;
+    return s;
+}
+
 json llama(int64_t layers = 32) {
     return {{"model_type", "llama"},  {"hidden_size", 4096},        {"intermediate_size", 14336},
             {"num_attention_heads", 32}, {"num_key_value_heads", 8}, {"num_hidden_layers", layers},
@@ -113,12 +124,7 @@ TEST(Graph, BadInputNamesTheOpTensorOrKey) {
 
 TEST(Graph, AttentionHeadsNotDividingTheRanksNameTheAttribute) {
     HfConfig c = hf_config_from_json(llama(1), "llama.json");
-    ModelStep s;
-    s.phase = "decode";
-    s.batch = 4;
-    s.context = 256;
-    s.tp = 2;
-    s.layers = 1;
+    ModelStep s = model_step("decode", 4, 256, 2, 1);
     json j = build_model_graph(c, s);
     j["placement"]["tp"] = 3;  // tensors split over 3 no longer divide: the loader says which
     std::string err = error_of(j);
@@ -167,12 +173,7 @@ TEST(Graph, SchemaAndMarkdownComeFromTheOpTable) {
 TEST(Graph, HfDecoderLayerHasTheLlamaOpsAndBadConfigsNameTheKey) {
     HfConfig c = hf_config_from_json(llama(), "llama.json");
     EXPECT_EQ(c.head_dim, 128);
-    ModelStep s;
-    s.phase = "decode";
-    s.batch = 8;
-    s.context = 2048;
-    s.tp = 8;
-    s.layers = 1;
+    ModelStep s = model_step("decode", 8, 2048, 8, 1);
     Graph g = Graph::from_json(build_model_graph(c, s), "llama");
     std::vector<std::string> kinds;
     for (int i : g.order)
@@ -221,13 +222,7 @@ TEST(Graph, LoweringBindsEveryKernelTensorAndFitsTheCore) {
     PlatformConfig pc = platform_config("trn2");
     HfConfig c = hf_config_from_json(llama(), "llama.json");
     for (const char* phase : {"decode", "prefill"}) {
-        ModelStep s;
-        s.phase = phase;
-        s.batch = 8;
-        s.context = 2048;
-        s.seq = 512;
-        s.tp = 8;
-        s.layers = 1;
+        ModelStep s = model_step(phase, 8, phase == std::string("decode") ? 2048 : 512, 8, 1);
         Graph g = Graph::from_json(build_model_graph(c, s), "llama");
         KernelLibrary lib;
         Lowering l = lower_graph(g, pc, lib);
@@ -287,12 +282,7 @@ TEST(Graph, LinearTilingRuleOnRandomShapes) {
 TEST(Graph, HbmPlanReusesActivationSpaceAndNeverOverlapsLiveTensors) {
     PlatformConfig pc = platform_config("trn2");
     HfConfig c = hf_config_from_json(llama(), "llama.json");
-    ModelStep s;
-    s.phase = "prefill";
-    s.batch = 2;
-    s.seq = 512;
-    s.tp = 8;
-    s.layers = 3;
+    ModelStep s = model_step("prefill", 2, 512, 8, 3);
     Graph g = Graph::from_json(build_model_graph(c, s), "llama");
     KernelLibrary lib;
     Lowering l = lower_graph(g, pc, lib);
