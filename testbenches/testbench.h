@@ -37,6 +37,15 @@ public:
     virtual void set_program_file(const std::string& path) { (void)path; }
 };
 
+// A testbench whose workload is a program file it reads itself (the kernel and graph testbenches).
+class ProgramTestbench : public Testbench {
+public:
+    void set_program_file(const std::string& path) override { file_ = path; }
+
+protected:
+    std::string file_;  // set by the runner from -w before configure()
+};
+
 struct TestbenchInfo {
     std::string name;
     std::string doc;

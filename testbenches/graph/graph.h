@@ -24,9 +24,8 @@ struct GraphTestbenchConfig {
     static const FieldList<GraphTestbenchConfig>& fields();
 };
 
-class GraphTestbench : public Testbench {
+class GraphTestbench : public ProgramTestbench {
 public:
-    void set_program_file(const std::string& path) override { file_ = path; }
     void configure(const ConfigTree& tree) override;
     void build(Platform& platform) override;
     nlohmann::json results() const override;
@@ -62,7 +61,6 @@ private:
     nlohmann::json chip_results(double total_ns) const;
     nlohmann::json link_results(double total_ns) const;
 
-    std::string file_;
     graph::Graph graph_;
     graph::Lowering lowering_;
     graph::HbmPlan plan_;

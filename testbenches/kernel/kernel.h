@@ -25,10 +25,8 @@ struct KernelTestbenchConfig {
     static const FieldList<KernelTestbenchConfig>& fields();
 };
 
-class KernelTestbench : public Testbench {
+class KernelTestbench : public ProgramTestbench {
 public:
-    // The kernel file (JSON), set by the runner from -w before configure().
-    void set_program_file(const std::string& path) override { file_ = path; }
     void configure(const ConfigTree& tree) override;
     void build(Platform& platform) override;
     nlohmann::json results() const override;
@@ -44,7 +42,6 @@ private:
         std::string pe;
     };
 
-    std::string file_;
     KernelTestbenchConfig tb_;
     std::shared_ptr<kernel::KernelProgram> program_;
     KernelLaunch launch_;
