@@ -310,7 +310,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
         for (auto& [name, stat] : engines)
             use.push_back({fmt::format("tile {} {}", k.tile, name), wall > 0 ? stats().value(k.pe + "." + stat) / wall : 0});
     }
-    memory_.add_use(use);
+    memory_.add_use(use, false, wall);
     ResourceUse most = busiest(use);
     double achieved = plan_.flops() / (wall * 1e-9);
     double platform_peak = core_peak * c.platform.tiles;

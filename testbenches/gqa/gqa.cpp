@@ -154,7 +154,7 @@ nlohmann::json GqaTestbench::results() const {
             counts[e.key] = total;
     }
     // Utilization of every resource over the step; the busiest is the bound the simulation finds.
-    memory_.add_use(use);
+    memory_.add_use(use, false, wall);
     ResourceUse most = busiest(use);
     nlohmann::json ceilings = nlohmann::json::array();
     for (auto& c : roof_.ceilings)

@@ -174,7 +174,7 @@ nlohmann::json KernelTestbench::results() const {
                                                                 total.per_unit[size_t(Unit::DmaOut)]
                                                           : total.per_unit[size_t(units[e].second)]}};
     }
-    memory_.add_use(use, true);
+    memory_.add_use(use, true, wall);
     ResourceUse most = busiest(use);
     // Time the matmuls would take at the tensor engines' peak, per dtype, over the wall: the
     // fraction of peak (exact for mixed dtypes too).
