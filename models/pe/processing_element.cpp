@@ -50,7 +50,7 @@ PeRunRecord ProcessingElement::execute(const Program& program) {
     record_.submit_ns = now_ns();
     // Launch: doorbell, instruction fetch, semaphore reset and DMA ring set-up before the sequencer
     // runs (a profile's kernel span starts after it).
-    if (cfg_.launch_overhead.ns > 0)
+    if (program.launched && cfg_.launch_overhead.ns > 0)
         sc_core::wait(to_sc(cfg_.launch_overhead));
     record_.launch_ns = now_ns();
     record_.tiles.resize(program.tiles);
