@@ -195,7 +195,7 @@ TEST(GraphRun, BertBaseNextToItsPublicFigure) {
 // per-token figure at these conditions was found): Llama-3.1-8B, batch 8, context 2048, tp 8 over
 // trn2's 8 cores. A token reads the layer's weights and KV caches once; at the chip's 2.9 TB/s of
 // HBM (Trainium2 architecture guide) that is the floor. The model is above it by the documented
-// gap (1.9x: DMA issue per core, start latencies, the row kernels); this holds the gap there.
+// gap (2.0x: DMA issue per core, start latencies, the row kernels); this holds the gap there.
 TEST(GraphRun, LlamaDecodeLayerNextToTheBytesBound) {
     std::string graph = test::temp_file("", ".json");
     auto r = test::run_cli("model --hf-config llama-3.1-8b --phase decode --batch 8 --context 2048 --tp 8 --layers 1 -o " +
