@@ -126,26 +126,34 @@ void DmaEngine::channel_thread(int channel) {
             addr = next;
         }
         d->t_last_accept = now_ns();
+        // Everything the channel needs of the descriptor once it lets go of it, read now: under
+        // on_response it waits for the completion, and once on_complete has run the poster may
+        // post the same descriptor again at once (to another queue). Reading d->queue after that
+        // freed the wrong queue's channel slot (a wrapped counter that blocked the queue for good:
+        // the AT deadlock of issue 24, docs/architecture.md "Flow control").
+        const uint32_t queue = d->queue;
+        SpanArgs span;
+        const char* span_name = d->write ? "descriptor write" : "descriptor read";
+        if (channel_tracks_[channel] >= 0) {
+            // The channel's hold time, not data moving: kept out of the bandwidth counter.
+            span.command = d->write ? "write" : "read";
+            span.bytes = d->bytes;
+            span.address = d->address;
+            span.descriptor = d->id;
+            span.queue = int32_t(d->queue);
+            span.tile = int32_t(tile_);
+            span.flow = d->trace_flow;
+            span.bandwidth = false;
+        }
         if (cfg_.channel_release == ChannelRelease::OnResponse && d->t_done < 0) {
             d->holding_channel = channel;
             sc_core::wait(channel_done_[channel]);
         }
-        if (channel_tracks_[channel] >= 0) {
-            // The channel's hold time, not data moving: kept out of the bandwidth counter.
-            SpanArgs a;
-            a.command = d->write ? "write" : "read";
-            a.bytes = d->bytes;
-            a.address = d->address;
-            a.descriptor = d->id;
-            a.queue = int32_t(d->queue);
-            a.tile = int32_t(tile_);
-            a.flow = d->trace_flow;
-            a.bandwidth = false;
-            nctlm::trace().span(channel_tracks_[channel], d->write ? "descriptor write" : "descriptor read", t_take,
-                                now_ns(), a);
-        }
-        --queue_active_[d->queue];
-        freed_queue = int(d->queue);  // this channel looks for its next descriptor itself
+        d = nullptr;  // the poster's again
+        if (channel_tracks_[channel] >= 0)
+            nctlm::trace().span(channel_tracks_[channel], span_name, t_take, now_ns(), span);
+        --queue_active_[queue];
+        freed_queue = int(queue);  // this channel looks for its next descriptor itself
     }
 }
 

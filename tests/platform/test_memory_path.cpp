@@ -327,6 +327,38 @@ TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
     EXPECT_LT(start(2), start(5));
 }
 
+// Issue 24: under channel_release=on_response the channel waits for its descriptor's completion,
+// and the poster may post the same descriptor again from on_complete, to another queue (traffic
+// with window=1 does). The channel used to read the descriptor's queue after that and freed the
+// new queue's slot instead of its own: the counter wrapped and the new queue never got a channel.
+TEST(Dma, OnResponseChannelLetsGoOfADescriptorTheCallbackReposts) {
+    init_kernel();
+    PlatformConfig cfg = load_platform("tiny", {"dma.channel_release=on_response", "dma.channels=1"});
+    Platform p("top", cfg);
+    DmaDescriptor d;
+    int done = 0;
+    d.bytes = 2048;
+    d.on_complete = [&](DmaDescriptor& x) {
+        if (++done == 12)
+            return;
+        x.address += 4096;
+        x.queue = (x.queue + 1) % cfg.dma.queues;  // another queue each time
+        p.tiles[0].pe.post_dma(x);
+    };
+    simulate(p, [&](Platform& plat) { plat.tiles[0].pe.post_dma(d); });
+    EXPECT_EQ(done, 12);
+    EXPECT_TRUE(p.outstanding_report().empty());
+}
+
+TEST(Dma, OnResponseDmaTrafficWithWindowOneFinishesOnEveryPlatform) {
+    for (const char* platform : {"tiny", "trn1", "trn2"}) {
+        auto r = test::run_cli(std::string("run -p ") + platform +
+                               " -t traffic --set testbench.path=dma --set dma.channel_release=on_response "
+                               "--set testbench.window=1 --set 'testbench.duration=2 us' --set 'testbench.warmup=1 us' -q");
+        EXPECT_EQ(r.exit_code, 0) << platform << ": " << r.err;
+    }
+}
+
 TEST(Dma, AWritePostedLaterDoesNotDelayReadDataAlreadyStreamingIn) {
     init_kernel();
     // Closed pages: the second read of the same rows must be a miss like the first, not a row hit.
