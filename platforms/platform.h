@@ -2,6 +2,7 @@
 #pragma once
 
 #include "models/core/tile_array.h"
+#include "models/flow/flow_network.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_controller.h"
 #include "models/noc/noc.h"
@@ -30,10 +31,16 @@ public:
     uint64_t stack_address(uint32_t stack, uint64_t offset) const { return address_map.stack_base(stack) + offset; }
     // Descriptors still in flight (empty after a clean run): a deadlock report.
     std::vector<std::string> outstanding_report() const;
+    // sim.timing: flow: the flow model and where its pseudo-channel table came from ("" otherwise).
+    const FlowNetwork* flow() const { return flow_.get(); }
+    const std::string& flow_table_origin() const { return flow_table_origin_; }
 
 private:
     void enable_loosely_timed();  // sim.timing: lt (docs/performance.md)
+    void enable_flow();           // sim.timing: flow (docs/performance.md)
     std::unique_ptr<DmaLtScheduler> lt_scheduler_;  // lt: every tile's DMA bursts in time order
+    std::unique_ptr<FlowNetwork> flow_;              // flow: descriptors as flows
+    std::string flow_table_origin_;
 };
 
 } // namespace nctlm

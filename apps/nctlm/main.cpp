@@ -85,8 +85,8 @@ uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo
 void add_timing_override(const po::variables_map& vm, const std::string& timing, std::vector<std::string>& overrides) {
     if (!vm.count("timing"))
         return;
-    if (timing != "at" && timing != "lt")
-        throw ConfigError("--timing " + timing + ": expected at or lt");
+    if (timing != "at" && timing != "lt" && timing != "flow")
+        throw ConfigError("--timing " + timing + ": expected at, lt or flow");
     overrides.push_back("sim.timing=" + timing);
 }
 
@@ -110,7 +110,7 @@ int cmd_run(const std::vector<std::string>& args) {
         ("testbench,t", po::value(&o.testbench)->required(), "testbench name (see `nctlm testbenches`)")      //
         ("workload,w", po::value(&o.workload_file), "workload YAML merged over the platform")                //
         ("set,s", po::value(&o.overrides)->composing(), "override a key: section.key=value (repeatable)")    //
-        ("timing", po::value(&timing), "at | lt: approximately or loosely timed (= --set sim.timing=...)")  //
+        ("timing", po::value(&timing), "at | lt | flow: approximately or loosely timed, or flows (= --set sim.timing=...)")  //
         ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON")                  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
@@ -168,7 +168,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         ("testbench,t", po::value(&o.testbench), "also check this testbench's sections and build it")   //
         ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name")                   //
         ("set,s", po::value(&o.overrides)->composing(), "override section.key=value")                 //
-        ("timing", po::value(&timing), "at | lt (= --set sim.timing=..., as for nctlm run)");
+        ("timing", po::value(&timing), "at | lt | flow (= --set sim.timing=..., as for nctlm run)");
     po::positional_options_description pos;
     pos.add("platform", 1);
     po::variables_map vm;
@@ -214,7 +214,7 @@ std::vector<ParamSection> platform_sections() {
             param_section<HbmConfig>("hbm", "HBM stacks and controllers"),
             param_section<PeConfig>("pe", "processing element of each tile"),
             param_section<HostConfig>("host", "host, PCIe and runtime"),
-            param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt) and quantum")};
+            param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt | flow) and quantum")};
 }
 
 std::string describe_index() {

@@ -8,7 +8,10 @@ namespace nctlm {
 //   at: TLM-2.0 base protocol, 4 phases with payload event queues (END_REQ back-pressure).
 //   lt: DMA bursts go through b_transport, all tiles' in global time order (DmaLtScheduler); the
 //       NoC links and the HBM pseudo-channels compute their timing from the same resource models.
-enum class TimingMode { At, Lt };
+//   flow: each DMA descriptor is one flow sharing the DMA data path, NoC links and HBM
+//       pseudo-channels by max-min fairness (models/flow), capacities measured on the banked model;
+//       coarser, its error against AT measured over a corpus (docs/performance.md, "Flow mode").
+enum class TimingMode { At, Lt, Flow };
 
 // `sim.*`: switches of the simulator, not claims about the hardware.
 struct SimConfig {

@@ -63,6 +63,11 @@ void DmaEngine::post(DmaDescriptor& d) {
         lt_scheduler_->posted(*this);
         return;
     }
+    if (flows_) {
+        lt_may_start_ = true;
+        flow_take(now_ns());
+        return;
+    }
     wake_idle();
 }
 
@@ -98,7 +103,7 @@ DmaDescriptor* DmaEngine::take_next() {
 }
 
 void DmaEngine::channel_thread(int channel) {
-    if (lt_)  // the loosely-timed process takes every descriptor
+    if (lt_ || flows_)  // the loosely-timed process or the flow model takes every descriptor
         return;
     int freed_queue = -1;  // the queue whose channel limit this channel just released
     while (true) {
@@ -296,19 +301,22 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p, bool in_bw_call) {
 }
 
 void DmaEngine::complete_ready() {
-    while (DmaDescriptor* d = completions_.get_next_transaction()) {
-        d->t_done = now_ns();
-        --outstanding_;
-        live_.erase(std::find(live_.begin(), live_.end(), d));
-        descriptors_.add(1);
-        queue_latency_[d->queue]->add(d->t_done - d->t_post);
-        if (d->holding_channel >= 0)
-            channel_done_[d->holding_channel].notify(sc_core::SC_ZERO_TIME);
-        if (d->failed)
-            sim_error(d->error, msg::kDmaAddress);
-        if (d->on_complete)
-            d->on_complete(*d);
-    }
+    while (DmaDescriptor* d = completions_.get_next_transaction())
+        complete(*d);
+}
+
+void DmaEngine::complete(DmaDescriptor& d) {
+    d.t_done = now_ns();
+    --outstanding_;
+    live_.erase(std::find(live_.begin(), live_.end(), &d));
+    descriptors_.add(1);
+    queue_latency_[d.queue]->add(d.t_done - d.t_post);
+    if (d.holding_channel >= 0 && !flows_)
+        channel_done_[d.holding_channel].notify(sc_core::SC_ZERO_TIME);
+    if (d.failed)
+        sim_error(d.error, msg::kDmaAddress);
+    if (d.on_complete)
+        d.on_complete(d);
 }
 
 std::vector<std::string> DmaEngine::outstanding_report() const {

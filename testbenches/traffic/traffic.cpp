@@ -252,9 +252,11 @@ void TrafficTestbench::build(Platform& p) {
     for (auto& c : p.hbm)
         c->measure_between(cfg_.warmup.ns, cfg_.duration.ns);
     if (cfg_.path == TrafficPath::Hbm) {
-        if (p.config.sim.timing == TimingMode::Lt)  // its generator is an AT initiator of its own
-            throw ConfigError("testbench 'traffic' with testbench.path=hbm drives one controller with its own AT "
-                              "initiator and does not run under sim.timing: lt; use testbench.path=dma or --timing at");
+        if (p.config.sim.timing != TimingMode::At)  // its generator is an AT initiator of its own
+            throw ConfigError(std::string("testbench 'traffic' with testbench.path=hbm drives one controller with its "
+                                          "own AT initiator and does not run under sim.timing: ") +
+                              (p.config.sim.timing == TimingMode::Lt ? "lt" : "flow") +
+                              "; use testbench.path=dma or --timing at");
         if (cfg_.stack >= h.stacks)
             throw ConfigError(fmt::format("testbench.stack={} but the platform has {} stacks (0..{})", cfg_.stack,
                                           h.stacks, h.stacks - 1));
