@@ -8,7 +8,8 @@ const FieldList<ChipConfig>& ChipConfig::fields() {
         text("name", &C::name, nullptr, "platform name, echoed in results")
             .setting("a label"),
         count("tiles", &C::tiles, nullptr, 1, 256, "NeuronCore tiles on the chip (trn1: 2, trn2: 8)")
-            .documented("Neuron arch guide"),
+            .documented("Trainium Architecture page (two NeuronCore-v2); Trainium2 Architecture page (eight "
+                        "NeuronCore-v3)"),
     };
     return f;
 }
@@ -44,7 +45,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
 }
 
 const std::vector<std::string>& PlatformConfig::sections() {
-    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload"};
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload", "kernel"};
     return s;
 }
 

@@ -20,15 +20,20 @@ std::vector<std::string> config_dirs() {
     return dirs;
 }
 
+namespace {
+// Kernel programs are JSON (docs/kernels.md); every other config is YAML.
+std::string extension(const std::string& kind) { return kind == "kernels" ? ".json" : ".yaml"; }
+} // namespace
+
 std::string find_config(const std::string& name_or_path, const std::string& kind) {
     std::error_code ec;
     if (name_or_path.empty() || fs::exists(name_or_path, ec) || name_or_path.find('/') != std::string::npos)
         return name_or_path;
-    std::string stem = name_or_path;
-    if (stem.size() > 5 && stem.compare(stem.size() - 5, 5, ".yaml") == 0)
-        stem.resize(stem.size() - 5);
+    std::string stem = name_or_path, ext = extension(kind);
+    if (stem.size() > ext.size() && stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0)
+        stem.resize(stem.size() - ext.size());
     for (auto& d : config_dirs()) {
-        fs::path p = fs::path(d) / kind / (stem + ".yaml");
+        fs::path p = fs::path(d) / kind / (stem + ext);
         if (fs::exists(p, ec))
             return p.string();
     }
@@ -40,7 +45,7 @@ std::vector<std::string> shipped_configs(const std::string& kind) {
     for (auto& d : config_dirs()) {
         std::error_code ec;
         for (auto& e : fs::directory_iterator(fs::path(d) / kind, ec))
-            if (e.path().extension() == ".yaml")
+            if (e.path().extension() == extension(kind))
                 names.push_back(e.path().stem().string());
     }
     std::sort(names.begin(), names.end());

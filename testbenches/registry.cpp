@@ -1,6 +1,7 @@
 #include "testbenches/b2b/b2b.h"
 #include "testbenches/gemm/gemm.h"
 #include "testbenches/host/host.h"
+#include "testbenches/kernel/kernel.h"
 #include "testbenches/probe/probe.h"
 #include "testbenches/gqa/gqa.h"
 #include "testbenches/stream/stream.h"
@@ -36,6 +37,11 @@ std::vector<TestbenchInfo>& registry() {
          [] { return std::make_unique<GqaTestbench>(); },
          {param_section<GqaWorkload>("workload", "gqa workload: model shape and KV length "
                                                  "(configs/workloads/gqa_*.yaml)")}},
+        {"kernel", "a kernel program (docs/kernels.md; -w FILE.json or a shipped kernel) on the NeuronCores' engines: "
+                   "wall, engine busy, DMA, HBM GB/s, TFLOPS, the bound",
+         [] { return std::make_unique<KernelTestbench>(); },
+         {param_section<KernelTestbenchConfig>("testbench", "kernel testbench: where the grid's instances run")},
+         true},
     };
     return all;
 }

@@ -63,12 +63,17 @@ LoadedRun::~LoadedRun() = default;
 LoadedRun load_run(const RunOptions& o) {
     LoadedRun r;
     r.tree = ConfigTree::from_file(find_config(o.platform_file, "platforms"));
-    if (!o.workload_file.empty())
+    const TestbenchInfo* program_tb = find_testbench(o.testbench);
+    if (program_tb && !program_tb->program_workload)
+        program_tb = nullptr;
+    if (!o.workload_file.empty() && !program_tb)
         r.tree.merge_file(find_config(o.workload_file, "workloads"));
     for (auto& s : o.overrides)
         r.tree.set(s);
     r.cfg = PlatformConfig::load(r.tree);
     r.tb = make_testbench(o.testbench);
+    if (program_tb && !o.workload_file.empty())
+        r.tb->set_program_file(find_config(o.workload_file, "kernels"));
     // A testbench whose workload has required keys, run without one: say what to pass instead of
     // "missing key 'workload.m'".
     if (const TestbenchInfo* info = find_testbench(o.testbench); info && !r.tree.root()["workload"])

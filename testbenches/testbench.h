@@ -29,6 +29,9 @@ public:
     // Bytes this testbench's own records need (descriptors, tensors, samples), before running:
     // `nctlm run --max-memory` refuses a run whose estimate is past the limit.
     virtual uint64_t memory_estimate() const { return 0; }
+    // Testbenches whose workload is a program file (TestbenchInfo::program_workload): its path,
+    // given before configure().
+    virtual void set_program_file(const std::string& path) { (void)path; }
 };
 
 struct TestbenchInfo {
@@ -38,6 +41,8 @@ struct TestbenchInfo {
     // The sections configure() reads, each with its field list (param_section<S>("testbench")):
     // `describe NAME`, the JSON Schema and the missing-workload hint come from these.
     std::vector<ParamSection> sections = {};
+    // -w names a program file the testbench reads itself (kernel JSON), not YAML merged into the config.
+    bool program_workload = false;
 };
 
 const std::vector<TestbenchInfo>& testbenches();

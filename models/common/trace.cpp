@@ -177,6 +177,15 @@ void Trace::write(const std::string& path) const {
             args["instruction"] = a.instruction;
         if (a.flow)
             args["flow"] = a.flow;
+        if (a.source)
+            args["source"] = a.source;
+        if (a.shape[0]) {
+            nlohmann::json shape = nlohmann::json::array();
+            for (uint32_t d : a.shape)
+                if (d)
+                    shape.push_back(d);
+            args["shape"] = shape;
+        }
         std::string name = a.bytes ? fmt::format("{} {}", e.name, format_bytes(a.bytes)) : std::string(e.name);
         long long start = ps(e.start), end = ps(e.end);
         emit(fmt::format(R"({{"ph":"X","name":{},"pid":{},"tid":{},"ts":{},"dur":{},"args":{}}})",

@@ -39,6 +39,8 @@ struct SpanArgs {
     // chain of their own, from the flow's latest whole span before it (the DMA channel's).
     bool burst = false;
     bool bandwidth = true;          // counts towards its process's bandwidth counter (data moving)
+    const char* source = nullptr;   // where the instruction came from ("softmax.py:12"), kept alive by its program
+    uint32_t shape[3] = {0, 0, 0};  // an instruction's sizes (e.g. matmul K, M, N); 0: none
 };
 
 class Trace {

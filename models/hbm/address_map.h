@@ -32,8 +32,10 @@ public:
     uint64_t pc_interleave() const { return interleave_; }
 
 private:
+    uint32_t pc_of(uint64_t offset) const;
     uint32_t stacks_, pcs_;
     uint64_t capacity_, interleave_, stack_interleave_, interleaved_base_;
+    bool fold_;
 };
 
 } // namespace nctlm

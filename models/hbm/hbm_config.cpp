@@ -14,18 +14,24 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
     using C = HbmConfig;
     static const FieldList<C> f = {
         count("stacks", &C::stacks, nullptr, 1, 64, "HBM stacks on the chip (trn1: 2, trn2: 4; Neuron arch guide)")
-            .documented("Neuron arch guide"),
+            .documented("NKI Trainium/Inferentia2 arch guide, device diagram (2 HBM stacks); NKI Trainium2 guide "
+                        "(4 HBM stacks)"),
         bytes("stack_capacity", &C::stack_capacity, nullptr, 1 << 20, 1ull << 40,
-              "capacity per stack (trn1: 32 GiB / 2 stacks)")
-            .documented("Neuron arch guide"),
+              "capacity per stack (trn1: 32 GiB / 2 stacks; trn2: 96 GiB / 4)")
+            .documented("Trainium / Trainium2 Architecture pages, Device Memory (32 GiB; 96 GiB)"),
         count("pseudo_channels", &C::pseudo_channels, nullptr, 1, 256,
               "pseudo-channels per stack (HBM2e: 8 channels x 2 PCs, JESD235)")
             .documented("JESD235 / JESD238"),
         bandwidth("pc_bandwidth", &C::pc_bandwidth, nullptr,
                   "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)")
-            .documented("JESD235 pin rate; Neuron arch guide chip total"),
+            .documented("JESD235 pin rate; chip totals: Trainium2 Architecture page, Device Memory 2.9 TB/sec; "
+                        "Trainium2 comparison table, Trainium HBM 0.8 TB/sec"),
         bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs")
             .assumed("1 KiB..4 KiB", "one DMA burst per PC"),
+        choice("pc_hash", &C::pc_hash, {{"none", PcHash::None}, {"fold", PcHash::Fold}}, "none",
+               "pseudo-channel of a chunk: none = chunk mod PCs; fold = (sum of the chunk index's base-PC digits) mod "
+               "PCs, so power-of-two strides spread over every PC as under a hashing controller")
+            .assumed("none|fold", "controllers hash channel bits; no public Trainium address map"),
         bytes("stack_interleave", &C::stack_interleave, "4 KiB", 64, 1 << 30,
               "granularity across stacks inside the interleaved window")
             .assumed("2 KiB..8 KiB", "address-map choice"),

@@ -9,6 +9,7 @@ namespace nctlm {
 enum class HbmModel { Banked, Pipe };
 enum class PagePolicy { Open, Closed };
 enum class RefreshMode { AllBank, PerBank, Off };
+enum class PcHash { None, Fold };
 
 // HBM stacks behind controllers; every key mirrors `hbm.*` in the platform YAML.
 // Two models of a pseudo-channel share the address map and the controller's sockets:
@@ -21,6 +22,7 @@ struct HbmConfig {
     uint32_t pseudo_channels = 0;  // per stack
     Bandwidth pc_bandwidth;
     uint64_t interleave = 0;       // consecutive chunks of this size go to consecutive PCs
+    PcHash pc_hash = PcHash::None; // fold: the chunk's higher base-PC digits are added to its PC
     uint64_t stack_interleave = 0; // granularity across stacks in the interleaved window
     uint64_t interleaved_base = 0; // start of the stack-interleaved address window
     Duration controller_latency;   // pipe model: request arrival -> PC may start (front end + tRCD + CL)

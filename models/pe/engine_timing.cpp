@@ -40,7 +40,11 @@ Dtype parse_dtype(const std::string& text) {
 
 double matmul_cost_cycles(uint32_t n_stationary, uint32_t n_moving, Dtype dtype, const TensorTiming& t) {
     double cost = double(std::max(std::min(t.stationary_floor, n_stationary), n_moving));
-    return dtype == Dtype::Fp32 ? cost * t.fp32_passes : cost;
+    if (dtype == Dtype::Fp32)
+        return cost * t.fp32_passes;
+    if (dtype == Dtype::Fp8)
+        return cost / std::max(1u, t.fp8_speedup);
+    return cost;
 }
 
 double matmul_cycles(uint32_t n_stationary, uint32_t n_moving, Dtype dtype, const TensorTiming& t) {
@@ -48,8 +52,19 @@ double matmul_cycles(uint32_t n_stationary, uint32_t n_moving, Dtype dtype, cons
            t.overhead_cycles;
 }
 
-double vector_op_cycles(uint32_t n, const VectorTiming& v, uint32_t inputs) {
-    double work = double(n) * std::max(1u, inputs);
+double vector_speedup(const VectorTiming& v, uint32_t inputs, const VectorOperands& o) {
+    bool half_width = o.dtype == Dtype::Bf16 || o.dtype == Dtype::Fp16;
+    if (!half_width || v.bf16_speedup <= 1)
+        return 1;
+    if (inputs <= 1 && !o.psum)
+        return v.bf16_speedup;
+    if (inputs <= 1 || !o.psum)  // one input with a PSUM operand, or two inputs in SBUF
+        return std::max(1.0, v.bf16_speedup / 2.0);
+    return 1;
+}
+
+double vector_op_cycles(uint32_t n, const VectorTiming& v, uint32_t inputs, const VectorOperands& o) {
+    double work = double(n) * std::max(1u, inputs) / vector_speedup(v, inputs, o);
     return std::max(double(v.min_cycles), work) + v.access_overhead_cycles;
 }
 

@@ -1,7 +1,7 @@
 // A whole M x K x N GEMM split over NeuronCores (pure C++). Partitioning: by rows of the output —
 // core c owns rows [c x M/cores, (c+1) x M/cores) of C; within a core the rows are cut into row
 // blocks of `m_t` rows (a multiple of tile_m) and N into column blocks of tile_n columns. Each
-// (row block, column block) pair is one tile of the GEMM pipeline (gemm_program.h) with both
+// (row block, column block) pair is one tile of the GEMM pipeline (testbenches/gemm/gemm_kernel.h) with both
 // operands streamed: A's row block (m_t x K) and B's column block (K x tile_n), the full K
 // accumulated in PSUM over K blocks of tile_k (K-blocking inside the tile). Column blocks vary
 // fastest. m_t is the largest multiple of tile_m dividing the core's rows whose tile fits SBUF and

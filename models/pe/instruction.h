@@ -5,19 +5,22 @@
 #include "models/pe/engine_timing.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace nctlm {
 
-// The in-order queue that executes an instruction.
-enum class Unit { DmaIn, Fetch, Tensor, Vector, DmaOut, Scalar };
-constexpr int kUnits = 6;
+// The in-order queue that executes an instruction. Sync runs barriers across a kernel's instances.
+enum class Unit { DmaIn, Fetch, Tensor, Vector, DmaOut, Scalar, Sync };
+constexpr int kUnits = 7;
+const char* unit_name(Unit u);
 
 // Copy: PSUM -> SBUF evacuation; VectorOp: a vector-engine op over n_free elements per partition
-// with `inputs` operands; Activation: a scalar-engine op (exp, reciprocal, scale) over n_free.
-enum class Op { DmaRead, DmaWrite, Fetch, Matmul, Copy, VectorOp, Activation };
+// with `inputs` operands; Activation: a scalar-engine op (exp, reciprocal, scale) over n_free;
+// Barrier: waits until every instance of the program's grid has reached it (Program::barrier).
+enum class Op { DmaRead, DmaWrite, Fetch, Matmul, Copy, VectorOp, Activation, Barrier };
 
 // Pipeline stage an instruction belongs to (for per-tile timing records).
 enum class Stage { Weights, DmaIn, Fetch, Gemm, Evacuate, WriteBack };
@@ -29,6 +32,14 @@ struct SemWait {
     uint64_t value; // proceed once the semaphore has reached this count
 };
 
+// A DMA instruction's HBM side as an access pattern: element (i0, i1, ...) at address +
+// sum(i_d x stride_d x elem_bytes). dims = 0: `bytes` contiguous bytes from `address`.
+struct DmaPattern {
+    uint32_t dims = 0, elem_bytes = 1;
+    int64_t stride[6] = {};
+    uint64_t count[6] = {};
+};
+
 struct Instruction {
     Op op = Op::Fetch;
     Unit unit = Unit::Fetch;
@@ -36,12 +47,19 @@ struct Instruction {
     uint32_t tile = 0;
     std::vector<SemWait> waits;
     int signal = -1; // semaphore incremented on completion, or -1
+    // 0: completion adds one to `signal`. k > 0: this is the k-th signal of `signal` in program
+    // order, and the semaphore counts completions in that order (its value is the longest run of
+    // signals 1, 2, ... that have completed): for instructions that may complete out of order (DMA).
+    uint64_t signal_ordinal = 0;
     // DMA: HBM address and bytes (the SBUF side is implied by the buffer slot).
     uint64_t address = 0, bytes = 0;
     uint32_t queue = 0;
-    // SBUF/PSUM side: partitions touched and offset inside each partition.
-    uint32_t partitions = 0;
-    uint64_t offset = 0;
+    // SBUF/PSUM side: partitions touched (from `partition`) and offset inside each partition of
+    // the written operand (`read_offset`: of the SBUF operand read). write_psum: a vector/scalar
+    // result goes to PSUM instead of SBUF.
+    uint32_t partitions = 0, partition = 0;
+    uint64_t offset = 0, read_offset = 0;
+    bool write_psum = false;
     uint64_t psum_bytes = 0; // Matmul: accumulator bytes written; Copy: read from PSUM
     // Matmul / Copy shape.
     uint32_t n_stationary = 0, n_moving = 0, k_rows = 0, n_free = 0;
@@ -53,6 +71,13 @@ struct Instruction {
     // pacing (pe.dma_bandwidth) and spread their descriptors round robin over the queues from `queue`.
     uint64_t descriptor_bytes = 0;
     bool contiguous = false;
+    bool spread = false;  // descriptors round robin over the queues from `queue` (contiguous implies it)
+    DmaPattern pattern;  // the HBM side, when not one contiguous range
+    // Trace: the span's name (static string; default the stage's name) and what it came from (a
+    // string the program keeps alive, e.g. "softmax.py:12"); shape: up to three sizes for its args.
+    const char* label = nullptr;
+    const char* source = nullptr;
+    uint32_t shape[3] = {0, 0, 0};
 };
 
 // Instructions generated on demand, so a long program is never held whole: per unit, how many
@@ -70,6 +95,10 @@ struct Program {
     uint32_t semaphores = 0;
     uint32_t tiles = 0;
     std::shared_ptr<const ProgramSource> source;
+    // Op::Barrier: returns (in the calling SystemC thread) once every instance has reached it.
+    std::function<void()> barrier;
+    // PeRunRecord's per-DMA lists (issue and load-done times): off for programs of unbounded length.
+    bool dma_records = true;
     uint64_t size() const {
         if (!source)
             return instructions.size();

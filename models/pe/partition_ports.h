@@ -3,6 +3,8 @@
 // all of them are free. Pure C++, times in ns. Also the PartitionExt that carries the range.
 #pragma once
 
+#include "models/pe/instruction.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <tlm>
@@ -80,25 +82,26 @@ private:
     bool ok_ = true;
 };
 
-// The operand traffic of an engine op that reads PSUM and/or SBUF and writes SBUF (vector ops,
-// activations): each access overlaps the op, which lasts as long as the longest of them.
+// The operand traffic of an engine op that reads PSUM and/or SBUF and writes SBUF or PSUM (vector
+// ops, activations): each access overlaps the op, which lasts as long as the longest of them.
 struct OperandAccesses {
     PartitionAccess psum_read, sbuf_read, write;
     // Returns the op's duration (at least `op`); `ok` false if an access was refused.
     template <class Socket>
-    sc_core::sc_time run(Socket& psum, Socket& sbuf, sc_core::sc_time op, uint32_t partitions, uint64_t offset,
-                         uint64_t psum_bytes, uint64_t sbuf_read_bytes, uint64_t write_bytes, bool& ok) {
+    sc_core::sc_time run(Socket& psum, Socket& sbuf, sc_core::sc_time op, const Instruction& ins, bool& ok) {
         ok = true;
-        if (psum_bytes > 0) {
-            op = std::max(op, psum_read.run(psum, false, 0, partitions, 0, psum_bytes));
+        if (ins.psum_bytes > 0) {
+            op = std::max(op, psum_read.run(psum, false, ins.partition, ins.partitions, 0, ins.psum_bytes));
             ok = ok && psum_read.ok();
         }
-        if (sbuf_read_bytes > 0) {
-            op = std::max(op, sbuf_read.run(sbuf, false, 0, partitions, offset, sbuf_read_bytes));
+        if (ins.sbuf_read_bytes > 0) {
+            op = std::max(op, sbuf_read.run(sbuf, false, ins.partition, ins.partitions, ins.read_offset,
+                                            ins.sbuf_read_bytes));
             ok = ok && sbuf_read.ok();
         }
-        if (write_bytes > 0) {
-            op = std::max(op, write.run(sbuf, true, 0, partitions, offset, write_bytes));
+        if (ins.bytes > 0) {
+            op = std::max(op, write.run(ins.write_psum ? psum : sbuf, true, ins.partition, ins.partitions, ins.offset,
+                                        ins.bytes));
             ok = ok && write.ok();
         }
         return op;

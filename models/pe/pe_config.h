@@ -18,10 +18,12 @@ struct PeConfig {
     uint32_t fp32_passes = 0;             // fp32 runs at 1/fp32_passes of the bf16 rate
     uint32_t matmul_overhead_cycles = 0;  // per-matmul static overhead left after pipelining
     uint32_t operand_buffers = 0;         // fetched-operand staging buffers in front of the array
+    uint32_t fp8_speedup = 1;             // FP8 matmuls at this x the BF16 rate
     // Vector engine.
     Frequency vector_clock;
     uint32_t vector_min_cycles = 0;    // max(64, N)
     uint32_t vector_access_cycles = 0; // static SBUF/PSUM access overhead per instruction
+    uint32_t vector_bf16_speedup = 1;  // performance mode for BF16/FP16 operands (engine_timing.h)
     // Scalar (activation) engine.
     Frequency scalar_clock;
     uint32_t scalar_lanes = 0;
@@ -44,9 +46,9 @@ struct PeConfig {
     Duration pipeline_tail; // last completion -> kernel-done visible
 
     TensorTiming tensor_timing() const {
-        return {matmul_stationary_floor, matmul_issue_cycles, fp32_passes, matmul_overhead_cycles};
+        return {matmul_stationary_floor, matmul_issue_cycles, fp32_passes, matmul_overhead_cycles, fp8_speedup};
     }
-    VectorTiming vector_timing() const { return {vector_min_cycles, vector_access_cycles}; }
+    VectorTiming vector_timing() const { return {vector_min_cycles, vector_access_cycles, vector_bf16_speedup}; }
     ScalarTiming scalar_timing() const { return {scalar_lanes, scalar_min_cycles, scalar_access_cycles}; }
     Duration scalar_op_time(uint32_t n, uint32_t partitions, uint32_t inputs = 1) const {
         return scalar_clock.cycles(scalar_op_cycles(n, partitions, scalar_timing(), inputs));
@@ -55,10 +57,15 @@ struct PeConfig {
     Duration matmul_time(uint32_t n_stationary, uint32_t n_moving, Dtype dtype) const {
         return tensor_clock.cycles(matmul_cycles(n_stationary, n_moving, dtype, tensor_timing()));
     }
-    Duration vector_op_time(uint32_t n, uint32_t inputs = 1) const {
-        return vector_clock.cycles(vector_op_cycles(n, vector_timing(), inputs));
+    Duration vector_op_time(uint32_t n, uint32_t inputs = 1, const VectorOperands& operands = {}) const {
+        return vector_clock.cycles(vector_op_cycles(n, vector_timing(), inputs, operands));
     }
     uint64_t psum_bank_bytes() const { return psum_partition_bytes / psum_banks; }
+    // The tensor engine's peak: rows x cols multiply-adds per cycle (fp32 at 1/fp32_passes).
+    double peak_flops(Dtype d) const {
+        double peak = 2.0 * tensor_rows * tensor_cols * tensor_clock.hz;
+        return d == Dtype::Fp32 ? peak / fp32_passes : peak;
+    }
     // Time to move `bytes` spread evenly over `partitions` partitions through their ports.
     Duration sbuf_transfer(double bytes, uint32_t partitions) const {
         return sbuf_partition_bandwidth.transfer(bytes / partitions);

@@ -5,21 +5,21 @@
 #include "models/common/sim.h"
 #include "models/common/trace.h"
 
+#include "models/pe/dma_runs.h"
+
 #include <fmt/format.h>
 #include <functional>
 
 namespace nctlm {
 
-namespace {
-const char* kUnitNames[kUnits] = {"dma_in", "fetch", "tensor", "vector", "dma_out", "scalar"};
-}
 
 ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg)
     : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg), scalar("scalar", cfg),
       dma_(dma), cfg_(cfg), dma_pacer_(cfg.dma_bandwidth),
       instructions_(stats().counter(std::string(this->name()) + ".instructions", "")),
       dma_instructions_(stats().counter(std::string(this->name()) + ".dma_instructions", "")),
-      dma_bytes_(stats().counter(std::string(this->name()) + ".dma_bytes", "B")) {
+      dma_bytes_(stats().counter(std::string(this->name()) + ".dma_bytes", "B")),
+      dma_issue_busy_ns_(stats().counter(std::string(this->name()) + ".dma_issue_busy_ns", "ns")) {
     nctlm::bind(tensor.sbuf_socket, sbuf.socket, "tensor_sbuf");
     nctlm::bind(tensor.psum_socket, psum.socket, "tensor_psum");
     nctlm::bind(vector.psum_socket, psum.socket, "vector_psum");
@@ -27,9 +27,11 @@ ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dm
     nctlm::bind(scalar.psum_socket, psum.socket, "scalar_psum");
     nctlm::bind(scalar.sbuf_socket, sbuf.socket, "scalar_sbuf");
     for (int u = 0; u < kUnits; ++u) {
-        tracks_[u] = nctlm::trace().enabled() ? nctlm::trace().track(this->name(), kUnitNames[u]) : -1;
+        // The sync unit's track only once a barrier runs (most programs have none).
+        tracks_[u] = !nctlm::trace().enabled() ? -1 : Unit(u) == Unit::Sync ? -2
+                                                      : nctlm::trace().track(this->name(), unit_name(Unit(u)));
         sc_core::sc_spawn_options opts;
-        sc_core::sc_spawn([this, u] { unit_thread(u); }, (std::string("unit_") + kUnitNames[u]).c_str(),
+        sc_core::sc_spawn([this, u] { unit_thread(u); }, (std::string("unit_") + unit_name(Unit(u))).c_str(),
                           &opts);
     }
 }
@@ -42,6 +44,7 @@ PeRunRecord ProcessingElement::execute(const Program& program) {
         for (size_t i = 0; i < program.instructions.size(); ++i)
             queues_[int(program.instructions[i].unit)].push_back(i);
     sems_.assign(program.semaphores, 0);
+    early_.assign(program.semaphores, {});
     pending_ = program.size();
     record_ = PeRunRecord{};
     record_.launch_ns = now_ns();
@@ -72,10 +75,13 @@ void ProcessingElement::wait_for(const Instruction& ins) {
 void ProcessingElement::complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow) {
     if (ins.tile < record_.tiles.size())
         record_.tiles[ins.tile][int(ins.stage)].cover(start, end);
-    if (tracks_[int(ins.unit)] >= 0) {
+    int& track = tracks_[int(ins.unit)];
+    if (track == -2)
+        track = nctlm::trace().track(name(), unit_name(ins.unit));
+    if (track >= 0) {
         SpanArgs a;
         bool dma = ins.op == Op::DmaRead || ins.op == Op::DmaWrite;
-        a.command = stage_name(ins.stage);
+        a.command = ins.label ? ins.label : stage_name(ins.stage);
         if (dma) {
             a.bytes = ins.bytes;
             a.address = ins.address;
@@ -86,15 +92,32 @@ void ProcessingElement::complete(const Instruction& ins, int64_t index, double s
         if (index >= 0)
             a.instruction = index;
         a.flow = flow;
-        nctlm::trace().span(tracks_[int(ins.unit)], stage_name(ins.stage), start, end, a);
+        a.source = ins.source;
+        std::copy(std::begin(ins.shape), std::end(ins.shape), std::begin(a.shape));
+        nctlm::trace().span(track, ins.label ? ins.label : stage_name(ins.stage), start, end, a);
     }
     instructions_.add(1);
-    if (ins.signal >= 0) {
-        ++sems_.at(size_t(ins.signal));
-        sem_changed_.notify(sc_core::SC_ZERO_TIME);
-    }
+    if (ins.signal >= 0)
+        signal(uint32_t(ins.signal), ins.signal_ordinal);
     if (--pending_ == 0)
         all_done_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void ProcessingElement::signal(uint32_t sem, uint64_t ordinal) {
+    uint64_t& value = sems_.at(sem);
+    if (ordinal == 0 || ordinal == value + 1) {
+        ++value;
+        // Later signals that completed first now count too.
+        std::set<uint64_t>& early = early_[sem];
+        while (!early.empty() && *early.begin() == value + 1) {
+            early.erase(early.begin());
+            ++value;
+        }
+    } else {
+        early_[sem].insert(ordinal);
+        return;
+    }
+    sem_changed_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void ProcessingElement::unit_thread(int unit) {
@@ -126,7 +149,9 @@ void ProcessingElement::unit_thread(int unit) {
                                     ? Occupancy{start + dma_.config().start_latency.ns,
                                                 start + dma_.config().start_latency.ns}
                                     : dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
-                record_.dma_issue_ns.push_back(start);
+                dma_issue_busy_ns_.add(job.occupancy.end_ns - job.occupancy.start_ns);
+                if (program->dma_records)
+                    record_.dma_issue_ns.push_back(start);
                 launch(job);
                 continue;
             }
@@ -144,6 +169,11 @@ void ProcessingElement::unit_thread(int unit) {
                 break;
             case Op::Activation:
                 ok = scalar.activation(ins);
+                break;
+            case Op::Barrier:
+                if (!program->barrier)
+                    throw std::invalid_argument(fmt::format("{}: a barrier in a program without a grid", name()));
+                program->barrier();
                 break;
             }
             if (!ok)
@@ -195,33 +225,37 @@ void ProcessingElement::dma_job(DmaJob& job) {
             sc_core::wait(loads_changed_);
     double t0 = now_ns();
     uint64_t chunk = ins.descriptor_bytes ? ins.descriptor_bytes : cfg_.dma_descriptor_bytes;
-    size_t n = size_t((ins.bytes + chunk - 1) / chunk);
+    runs_.clear();
+    size_t n = dma_descriptors(ins, chunk, runs_);
     job.descriptors.resize(n);
     job.flow = nctlm::trace().enabled() ? nctlm::trace().new_flow() : 0;
     job.left = uint32_t(n);
     job.last_occupancy_end = occ.end_ns;
     double ns_per_byte = (occ.end_ns - occ.start_ns) / double(ins.bytes);
     double first_post = t0;
+    uint64_t before = 0;  // bytes of the descriptors posted before this one
     for (size_t j = 0; j < n; ++j) {
         DmaDescriptor& d = job.descriptors[j];
-        d.address = ins.address + j * chunk;
-        d.bytes = std::min<uint64_t>(chunk, ins.bytes - j * chunk);
+        d.address = runs_[j].address;
+        d.bytes = runs_[j].bytes;
         d.write = ins.op == Op::DmaWrite;
-        d.queue = ins.contiguous ? uint32_t((ins.queue + j) % dma_.config().queues) : ins.queue;
+        d.queue = ins.contiguous || ins.spread ? uint32_t((ins.queue + j) % dma_.config().queues) : ins.queue;
         d.trace_flow = job.flow;  // the instruction's span and its descriptors' spans, linked
         d.on_complete = [&job](DmaDescriptor&) {
             if (--job.left == 0)
                 job.done.notify(sc_core::SC_ZERO_TIME);
         };
         if (!ins.contiguous)
-            sc_core::wait(until(t0 + double(j * chunk) * ns_per_byte));
+            sc_core::wait(until(t0 + double(before) * ns_per_byte));
+        before += d.bytes;
         dma_.post(d);
     }
     if (job.left > 0)
         sc_core::wait(job.done);
     sc_core::wait(until(job.last_occupancy_end + (t0 - occ.start_ns)));
     if (ins.op == Op::DmaRead) {
-        record_.load_done_ns.push_back(now_ns());
+        if (program_->dma_records)
+            record_.load_done_ns.push_back(now_ns());
         loads_in_flight_.erase(job.seq);
         loads_changed_.notify(sc_core::SC_ZERO_TIME);
     }

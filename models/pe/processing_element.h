@@ -9,6 +9,7 @@
 #include "models/common/bandwidth_pipe.h"
 #include "models/common/stats.h"
 #include "models/dma/dma_engine.h"
+#include "models/pe/dma_runs.h"
 #include "models/pe/instruction.h"
 #include "models/pe/pe_config.h"
 #include "models/pe/psum.h"
@@ -81,6 +82,7 @@ private:
     void unit_thread(int unit);
     void wait_for(const Instruction& ins);
     void complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow = 0);
+    void signal(uint32_t sem, uint64_t ordinal);
     DmaJob& take_job();
     void launch(DmaJob& job);
     void dma_job(DmaJob& job);
@@ -90,6 +92,8 @@ private:
     const Program* program_ = nullptr;
     std::array<std::vector<size_t>, kUnits> queues_;
     std::vector<uint64_t> sems_;
+    std::vector<std::set<uint64_t>> early_;  // per semaphore: ordinals completed ahead of their turn
+    std::vector<DmaRun> runs_;               // scratch: one DMA instruction's descriptors
     sc_core::sc_event sem_changed_, all_done_;
     std::array<sc_core::sc_event, kUnits> start_;
     size_t pending_ = 0;
@@ -101,7 +105,7 @@ private:
     sc_core::sc_event loads_changed_;
     PeRunRecord record_;
     std::array<int, kUnits> tracks_{};
-    Counter &instructions_, &dma_instructions_, &dma_bytes_;
+    Counter &instructions_, &dma_instructions_, &dma_bytes_, &dma_issue_busy_ns_;
 };
 
 } // namespace nctlm

@@ -15,8 +15,7 @@ bool ScalarEngine::activation(const Instruction& ins) {
     sc_core::sc_time d = to_sc(cfg_.scalar_op_time(ins.n_free, ins.partitions, ins.inputs));
     bool ok = true;
     // Operands from PSUM (scores) and/or SBUF, the result into SBUF; all overlap the op.
-    d = operands_.run(psum_socket, sbuf_socket, d, ins.partitions, ins.offset, ins.psum_bytes, ins.sbuf_read_bytes,
-                      ins.bytes, ok);
+    d = operands_.run(psum_socket, sbuf_socket, d, ins, ok);
     ops_.add(1);
     busy_ns_.add(ns(d));
     sc_core::wait(d);

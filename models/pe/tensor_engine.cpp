@@ -14,7 +14,7 @@ TensorEngine::TensorEngine(sc_core::sc_module_name name, const PeConfig& cfg)
       fetch_busy_ns_(stats().counter(std::string(this->name()) + ".fetch_busy_ns", "ns")) {}
 
 bool TensorEngine::fetch(const Instruction& ins) {
-    sc_core::sc_time d = fetch_access_.run(sbuf_socket, false, 0, ins.partitions, ins.offset, ins.bytes);
+    sc_core::sc_time d = fetch_access_.run(sbuf_socket, false, ins.partition, ins.partitions, ins.offset, ins.bytes);
     fetch_bytes_.add(double(ins.bytes));
     fetch_busy_ns_.add(ns(d));
     sc_core::wait(d);
@@ -29,7 +29,7 @@ bool TensorEngine::matmul(const Instruction& ins) {
     // run together; the instruction retires when both are done.
     sc_core::sc_time compute = to_sc(cfg_.matmul_time(ins.n_stationary, ins.n_moving, ins.dtype));
     sc_core::sc_time write =
-        psum_access_.run(psum_socket, true, 0, ins.partitions, ins.offset, ins.psum_bytes);
+        psum_access_.run(psum_socket, true, ins.partition, ins.partitions, ins.offset, ins.psum_bytes);
     sc_core::sc_time d = compute > write ? compute : write;
     matmuls_.add(1);
     busy_ns_.add(ns(d));

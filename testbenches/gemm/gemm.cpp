@@ -1,6 +1,8 @@
 #include "testbenches/gemm/gemm.h"
 
 #include "models/analytic/gemm_model.h"
+#include "testbenches/gemm/gemm_kernel.h"
+#include "testbenches/kernel/kernel_launch.h"
 #include "testbenches/limits.h"
 
 #include <algorithm>
@@ -11,10 +13,6 @@ namespace nctlm {
 namespace {
 // The pipeline stages reported per tile (the weight preload runs before the window).
 const Stage kPipelineStages[] = {Stage::DmaIn, Stage::Fetch, Stage::Gemm, Stage::Evacuate, Stage::WriteBack};
-
-uint64_t round_up(uint64_t x, uint64_t to) {
-    return (x + to - 1) / to * to;
-}
 
 // Length of the union of intervals.
 double union_length(std::vector<Interval> v) {
@@ -63,31 +61,27 @@ void GemmTestbench::build(Platform& p) {
     if (!problem.empty())
         throw ConfigError(problem);
     platform_ = p.config;
-    // Operands in the tile's local stack: all A tiles, then B, then all C tiles.
-    uint64_t align = p.config.hbm.interleave * p.config.hbm.pseudo_channels;
-    GemmAddresses a;
-    uint64_t base = p.stack_address(p.local_stack(tb_.tile), 0);
-    a.a = base;
-    a.b = a.a + round_up(uint64_t(w_.tiles) * w_.a_bytes(), align);
-    a.c = a.b + round_up(uint64_t(w_.weights_resident ? 1 : w_.tiles) * w_.b_bytes(), align);
-    uint64_t end = a.c + round_up(uint64_t(w_.tiles) * w_.c_bytes(), align);
-    if (end - base > p.config.hbm.stack_capacity)
-        throw ConfigError(fmt::format("workload needs {} of HBM but a stack holds {}",
-                                      format_bytes(end - base), format_bytes(p.config.hbm.stack_capacity)));
+    // The pipeline (and the weight preload) as kernel programs: A, B and C in the tile's local stack.
     try {
-        main_ = make_gemm_stream(w_, p.config.pe, a);
+        auto program = [&](const nlohmann::json& j) {
+            KernelLaunch launch(std::make_shared<kernel::KernelProgram>(kernel::KernelProgram::from_json(j, "workload")),
+                                p.config, tb_.tile, 1);
+            launch.place(p);
+            return launch.pe_program(0);
+        };
+        main_ = program(gemm_pipeline_kernel(w_, p.config.pe.operand_buffers));
+        if (w_.weights_resident)
+            preload_ = program(gemm_preload_kernel(w_));
     } catch (const std::invalid_argument& e) {
-        throw ConfigError(e.what());
+        throw ConfigError(where_k_ + ": " + e.what());
     }
-    if (w_.weights_resident)
-        preload_ = make_weight_preload(w_, a);
     ProcessingElement& pe = p.tiles[tb_.tile].pe;
     pe_name_ = pe.name();
     sc_core::sc_spawn([this, &pe] { traffic(pe); }, "gemm_traffic");
 }
 
 void GemmTestbench::traffic(ProcessingElement& pe) {
-    if (!preload_.instructions.empty())
+    if (w_.weights_resident)
         pe.execute(preload_); // resident weights: loaded before the measured pipeline
     record_ = pe.execute(main_);
     done_ = true;
@@ -222,30 +216,25 @@ void GemmTestbench::build_multicore(Platform& p) {
 
 std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
                                       const std::string& where) {
-    const PlatformConfig& c = p.config;
-    const GemmWorkload& t = part.tile;
-    uint64_t align = c.hbm.interleave * c.hbm.pseudo_channels;
-    // Each core's A rows, a copy of B (column blocks, each K x tile_n contiguous) and its C rows, in
-    // its local stack; cores sharing a stack get consecutive regions.
-    uint64_t per_core = round_up(uint64_t(part.row_blocks) * t.a_bytes(), align) +
-                        round_up(uint64_t(part.col_blocks) * t.b_bytes(), align) +
-                        round_up(uint64_t(t.tiles) * t.c_bytes(), align);
-    std::vector<uint64_t> used(c.hbm.stacks, 0);
+    // One kernel program over the cores (each core's A rows, a copy of B and its C rows in its
+    // local stack; cores sharing a stack get consecutive regions).
     std::vector<GemmCore> cores;
-    for (uint32_t k = 0; k < part.cores; ++k) {
-        GemmCore& core = cores.emplace_back();
-        core.tile = k * stride;
-        uint32_t stack = p.local_stack(core.tile);
-        if (used[stack] + per_core > c.hbm.stack_capacity)
-            throw ConfigError(fmt::format("{}: the GEMM needs {} per core but stack {} holds {}", where,
-                                          format_bytes(per_core), stack, format_bytes(c.hbm.stack_capacity)));
-        GemmAddresses a;
-        a.a = p.stack_address(stack, used[stack]);
-        a.b = a.a + round_up(uint64_t(part.row_blocks) * t.a_bytes(), align);
-        a.c = a.b + round_up(uint64_t(part.col_blocks) * t.b_bytes(), align);
-        a.col_blocks = part.col_blocks;
-        used[stack] += per_core;
-        core.program = make_gemm_program(t, c.pe, a);
+    try {
+        GemmTiling tiling{part.cores, part.row_blocks, part.col_blocks};
+        KernelLaunch launch(std::make_shared<kernel::KernelProgram>(
+                                kernel::KernelProgram::from_json(
+                                    gemm_pipeline_kernel(part.tile, p.config.pe.operand_buffers, tiling), "workload")),
+                            p.config, 0, stride);
+        launch.place(p);
+        for (uint32_t k = 0; k < part.cores; ++k) {
+            GemmCore& core = cores.emplace_back();
+            core.tile = launch.tile(k);
+            core.program = launch.pe_program(k);
+        }
+    } catch (const std::invalid_argument& e) {
+        throw ConfigError(where + ": " + e.what());
+    } catch (const ConfigError& e) {
+        throw ConfigError(where + ": " + e.what());
     }
     return cores;
 }
@@ -265,12 +254,6 @@ void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores) {
         sc_core::wait(done);
 }
 
-// Peak of one core's tensor engine for the dtype: rows x cols MACs per cycle (fp32 at 1/passes).
-static double core_peak_flops(const PeConfig& pe, Dtype d) {
-    double peak = 2.0 * pe.tensor_rows * pe.tensor_cols * pe.tensor_clock.hz;
-    return d == Dtype::Fp32 ? peak / pe.fp32_passes : peak;
-}
-
 nlohmann::json GemmTestbench::multicore_results() const {
     nlohmann::json r;
     const GemmWorkload& t = part_.tile;
@@ -288,7 +271,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     const PlatformConfig& c = *platform_;
     double start = 1e300, end = 0, bytes = 0;
     nlohmann::json per_core = nlohmann::json::array();
-    double core_peak = core_peak_flops(c.pe, w_.dtype);
+    double core_peak = c.pe.peak_flops(w_.dtype);
     double core_flops = part_.flops() / part_.cores;
     for (auto& k : cores_) {
         start = std::min(start, k.record.launch_ns);

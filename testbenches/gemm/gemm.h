@@ -4,7 +4,8 @@
 #pragma once
 
 #include "models/pe/gemm_partition.h"
-#include "models/pe/gemm_program.h"
+#include "models/pe/gemm_workload.h"
+#include "models/pe/instruction.h"
 #include "models/pe/processing_element.h"
 #include "testbenches/testbench.h"
 

@@ -77,13 +77,7 @@ void GqaTestbench::build(Platform& p) {
     uint64_t misc = 1 << 20;  // Q, O, partials per tile
     if (uint64_t(n) * (region + misc) > c.hbm.stack_capacity)
         throw ConfigError(fmt::format("gqa: the KV cache ({} per tile) does not fit one stack", format_bytes(region)));
-    for (auto& h : p.hbm)
-        stack_names_.push_back(h->name());
-    for (uint32_t t = 0; t < n; ++t)
-        tile_names_.push_back(p.tiles[t].dma.name());
-    noc_name_ = p.noc.name();
-    for (size_t l = 0; l < p.noc.topology().links(); ++l)
-        link_names_.push_back(p.noc.topology().link_name(l));
+    memory_ = MemorySystemNames::of(p);
 
     std::vector<uint64_t> misc_base(n);
     for (uint32_t t = 0; t < n; ++t) {
@@ -182,7 +176,7 @@ nlohmann::json GqaTestbench::results() const {
                               {"scalar", "scalar.busy_ns", "scalar.ops"},
                               {"fetch", "tensor.fetch_busy_ns", "pe.instructions"}};
     nlohmann::json busy = nlohmann::json::object(), counts = nlohmann::json::object();
-    std::vector<std::pair<std::string, double>> use;
+    std::vector<ResourceUse> use;
     for (auto& e : engines) {
         double most = 0, total = 0;
         for (size_t t = 0; t < tiles_.size(); ++t) {
@@ -197,22 +191,8 @@ nlohmann::json GqaTestbench::results() const {
             counts[e.key] = total;
     }
     // Utilization of every resource over the step; the busiest is the bound the simulation finds.
-    for (size_t s = 0; s < stack_names_.size(); ++s)
-        use.push_back({fmt::format("hbm stack {}", s), stats().value(stack_names_[s] + ".utilization")});
-    for (size_t t = 0; t < tile_names_.size(); ++t)
-        use.push_back({fmt::format("tile {} dma engines", t), stats().value(tile_names_[t] + ".utilization")});
-    for (auto& l : link_names_)
-        use.push_back({"noc " + l, stats().value(noc_name_ + "." + l + ".utilization")});
-    auto busiest = *std::max_element(use.begin(), use.end(), [](auto& a, auto& b) { return a.second < b.second; });
-    auto kind = [](const std::string& r) {
-        if (r.rfind("hbm", 0) == 0)
-            return std::string("hbm");
-        if (r.rfind("noc", 0) == 0)
-            return std::string("noc");
-        if (r.find("dma engines") != std::string::npos)
-            return std::string("dma issue");
-        return std::string("engine");
-    };
+    memory_.add_use(use);
+    ResourceUse most = busiest(use);
     nlohmann::json ceilings = nlohmann::json::array();
     for (auto& c : roof_.ceilings)
         ceilings.push_back({{"resource", c.resource}, {"ns", c.ns}});
@@ -255,9 +235,9 @@ nlohmann::json GqaTestbench::results() const {
             {"roofline_bound", roof_.bound.resource},
             {"roofline_ceilings", ceilings},
             {"sim_over_roofline", wall / roof_.bound.ns},
-            {"busiest_resource", busiest.first},
-            {"busiest_utilization", busiest.second},
-            {"bound", kind(busiest.first)},
+            {"busiest_resource", most.resource},
+            {"busiest_utilization", most.utilization},
+            {"bound", resource_kind(most.resource)},
             {"first_data_ns", first_data},
             {"drain_ns", drain},
             {"stream_gb_per_s", steady_gbps},

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "models/analytic/roofline.h"
+#include "testbenches/resource_use.h"
 #include "testbenches/testbench.h"
 
 #include <deque>
@@ -52,8 +53,7 @@ private:
     std::deque<Tile> tiles_;
     std::vector<uint64_t> base_;
     sc_core::sc_event tile_done_;
-    std::vector<std::string> stack_names_, tile_names_, link_names_;
-    std::string noc_name_;
+    MemorySystemNames memory_;
     PeConfig pe_;
     double hbm_peak_ = 0;
     uint64_t slice_bytes_ = 0;  // one head slice of K (or V) on one tile

@@ -16,6 +16,10 @@ RunOptions options_for(const TestbenchInfo& t) {
     RunOptions o;
     o.platform_file = test::platform("tiny");
     o.testbench = t.name;
+    if (t.program_workload) {  // a shipped kernel program
+        o.workload_file = "add";
+        return o;
+    }
     for (auto& w : shipped_configs("workloads"))  // a shipped workload for testbenches that need one
         if (w.rfind(t.name + "_", 0) == 0) {
             o.workload_file = w;

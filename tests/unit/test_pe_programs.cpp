@@ -61,7 +61,7 @@ TEST(ScalarTiming, LanesPassesAndFloor) {
     EXPECT_DOUBLE_EQ(scalar_op_cycles(100, 200, st), 2 * 100 + 60);  // 200 partitions: two passes
     EXPECT_DOUBLE_EQ(scalar_op_cycles(100, 64, st, 2), 200 + 60);    // two inputs per element
     PeConfig pe = trn1_pe();
-    EXPECT_NEAR(pe.scalar_op_time(128, 128).ns, (128 + 60) / 1.12, 1e-9);
+    EXPECT_NEAR(pe.scalar_op_time(128, 128).ns, (128 + 60) / 1.4, 1e-9);  // ScalarE at 1.4 GHz on trn1
 }
 
 // Every unit's instructions complete in order under the semaphores, for one and several heads and

@@ -1,0 +1,354 @@
+#include "models/kernel/expr.h"
+
+#include "models/common/config.h"
+
+#include <cctype>
+#include <fmt/format.h>
+
+namespace nctlm::kernel {
+
+int Symbols::add(const std::string& name) {
+    names_.push_back(name);
+    slot_of_.push_back(slots_);
+    return slots_++;
+}
+
+int Symbols::find(const std::string& name) const {
+    for (size_t i = names_.size(); i-- > 0;)
+        if (names_[i] == name)
+            return slot_of_[i];
+    return -1;
+}
+
+void Symbols::pop(size_t to_size) {
+    names_.resize(to_size);
+    slot_of_.resize(to_size);
+}
+
+namespace {
+
+using Code = Expr::Code;
+using Step = Expr::Step;
+
+int64_t floor_div(int64_t a, int64_t b) {
+    if (b == 0)
+        throw KernelError("division by zero");
+    if (a == INT64_MIN && b == -1)
+        throw KernelError("integer overflow");
+    int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0)))
+        --q;
+    return q;
+}
+
+int64_t floor_mod(int64_t a, int64_t b) {
+    if (b == 0)
+        throw KernelError("modulo by zero");
+    if (b == -1)
+        return 0;
+    int64_t r = a % b;
+    if (r != 0 && ((r < 0) != (b < 0)))
+        r += b;
+    return r;
+}
+
+int64_t apply(Code c, int64_t a, int64_t b) {
+    int64_t r = 0;
+    switch (c) {
+    case Code::Add:
+        if (__builtin_add_overflow(a, b, &r))
+            throw KernelError("integer overflow");
+        return r;
+    case Code::Sub:
+        if (__builtin_sub_overflow(a, b, &r))
+            throw KernelError("integer overflow");
+        return r;
+    case Code::Mul:
+        if (__builtin_mul_overflow(a, b, &r))
+            throw KernelError("integer overflow");
+        return r;
+    case Code::FloorDiv:
+        return floor_div(a, b);
+    case Code::Mod:
+        return floor_mod(a, b);
+    case Code::Min:
+        return std::min(a, b);
+    case Code::Max:
+        return std::max(a, b);
+    case Code::Eq:
+        return a == b;
+    case Code::Ne:
+        return a != b;
+    case Code::Lt:
+        return a < b;
+    case Code::Le:
+        return a <= b;
+    case Code::Gt:
+        return a > b;
+    case Code::Ge:
+        return a >= b;
+    case Code::And:
+        return a && b;
+    case Code::Or:
+        return a || b;
+    default:
+        return 0;
+    }
+}
+
+// Recursive descent over the grammar of docs/kernels.md, emitting postfix code.
+class Parser {
+public:
+    Parser(const std::string& text, const Symbols& symbols) : s_(text), symbols_(symbols) {}
+    std::vector<Step> run() {
+        parse_or();
+        skip();
+        if (pos_ != s_.size())
+            fail(fmt::format("unexpected '{}'", s_.substr(pos_, 8)));
+        return std::move(out_);
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& what) const {
+        throw KernelError(fmt::format("expression '{}': {} (at column {})", s_, what, pos_ + 1));
+    }
+    void skip() {
+        while (pos_ < s_.size() && std::isspace(static_cast<unsigned char>(s_[pos_])))
+            ++pos_;
+    }
+    bool eat(const char* token) {
+        skip();
+        size_t n = std::char_traits<char>::length(token);
+        if (s_.compare(pos_, n, token) != 0)
+            return false;
+        // A keyword must not run into a name ("order" is not "or" + "der").
+        if (std::isalpha(static_cast<unsigned char>(token[0])) && pos_ + n < s_.size() &&
+            (std::isalnum(static_cast<unsigned char>(s_[pos_ + n])) || s_[pos_ + n] == '_'))
+            return false;
+        pos_ += n;
+        return true;
+    }
+    void emit(Code c, int64_t v = 0) { out_.push_back({c, v}); }
+    void parse_or() {
+        parse_and();
+        while (eat("or")) {
+            parse_and();
+            emit(Code::Or);
+        }
+    }
+    void parse_and() {
+        parse_not();
+        while (eat("and")) {
+            parse_not();
+            emit(Code::And);
+        }
+    }
+    void parse_not() {
+        if (eat("not")) {
+            parse_not();
+            emit(Code::Not);
+            return;
+        }
+        parse_compare();
+    }
+    void parse_compare() {
+        parse_sum();
+        static const std::pair<const char*, Code> ops[] = {{"==", Code::Eq}, {"!=", Code::Ne}, {"<=", Code::Le},
+                                                           {">=", Code::Ge}, {"<", Code::Lt},  {">", Code::Gt}};
+        for (auto& [tok, code] : ops)
+            if (eat(tok)) {
+                parse_sum();
+                emit(code);
+                return;
+            }
+    }
+    void parse_sum() {
+        parse_term();
+        while (true) {
+            if (eat("+")) {
+                parse_term();
+                emit(Code::Add);
+            } else if (eat("-")) {
+                parse_term();
+                emit(Code::Sub);
+            } else {
+                return;
+            }
+        }
+    }
+    void parse_term() {
+        parse_unary();
+        while (true) {
+            if (eat("*")) {
+                parse_unary();
+                emit(Code::Mul);
+            } else if (eat("//")) {
+                parse_unary();
+                emit(Code::FloorDiv);
+            } else if (eat("%")) {
+                parse_unary();
+                emit(Code::Mod);
+            } else {
+                skip();
+                if (pos_ < s_.size() && s_[pos_] == '/')
+                    fail("'/' is not integer division: use '//'");
+                return;
+            }
+        }
+    }
+    void parse_unary() {
+        if (eat("-")) {
+            parse_unary();
+            emit(Code::Neg);
+        } else if (eat("+")) {
+            parse_unary();
+        } else {
+            parse_primary();
+        }
+    }
+    void parse_primary() {
+        skip();
+        if (pos_ >= s_.size())
+            fail("unexpected end");
+        char c = s_[pos_];
+        if (std::isdigit(static_cast<unsigned char>(c))) {
+            int64_t v = 0;
+            while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
+                if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, s_[pos_] - '0', &v))
+                    fail("number too large");
+                ++pos_;
+            }
+            emit(Code::Const, v);
+            return;
+        }
+        if (c == '(') {
+            ++pos_;
+            parse_or();
+            if (!eat(")"))
+                fail("missing ')'");
+            return;
+        }
+        if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
+            size_t start = pos_;
+            while (pos_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[pos_])) || s_[pos_] == '_'))
+                ++pos_;
+            std::string name = s_.substr(start, pos_ - start);
+            if ((name == "min" || name == "max") && eat("(")) {
+                parse_or();
+                if (!eat(","))
+                    fail("expected ',' in " + name + "(a, b)");
+                parse_or();
+                if (!eat(")"))
+                    fail("missing ')'");
+                emit(name == "min" ? Code::Min : Code::Max);
+                return;
+            }
+            if (name == "True" || name == "False") {
+                emit(Code::Const, name == "True");
+                return;
+            }
+            int slot = symbols_.find(name);
+            if (slot < 0) {
+                std::string hint = did_you_mean(name, symbols_.names());
+                fail(fmt::format("unknown name '{}'{}", name, hint.empty() ? "" : "; did you mean '" + hint + "'?"));
+            }
+            emit(Code::Var, slot);
+            return;
+        }
+        fail(fmt::format("unexpected '{}'", c));
+    }
+
+    const std::string& s_;
+    const Symbols& symbols_;
+    size_t pos_ = 0;
+    std::vector<Step> out_;
+};
+
+int64_t run(const std::vector<Step>& code, const int64_t* vars) {
+    int64_t stack[64];
+    int sp = 0;
+    for (const Step& s : code) {
+        switch (s.code) {
+        case Code::Const:
+            stack[sp++] = s.value;
+            break;
+        case Code::Var:
+            stack[sp++] = vars[s.value];
+            break;
+        case Code::Neg:
+            if (stack[sp - 1] == INT64_MIN)
+                throw KernelError("integer overflow");
+            stack[sp - 1] = -stack[sp - 1];
+            break;
+        case Code::Not:
+            stack[sp - 1] = !stack[sp - 1];
+            break;
+        default:
+            stack[sp - 2] = apply(s.code, stack[sp - 2], stack[sp - 1]);
+            --sp;
+        }
+    }
+    return stack[0];
+}
+
+// Deepest stack the postfix code needs.
+int depth(const std::vector<Step>& code) {
+    int sp = 0, most = 0;
+    for (const Step& s : code) {
+        if (s.code == Code::Const || s.code == Code::Var)
+            ++sp;
+        else if (s.code != Code::Neg && s.code != Code::Not)
+            --sp;
+        most = std::max(most, sp);
+    }
+    return most;
+}
+
+} // namespace
+
+Expr Expr::constant(int64_t v) {
+    Expr e;
+    e.code_ = {{Code::Const, v}};
+    e.text_ = std::to_string(v);
+    return e;
+}
+
+Expr Expr::parse(const std::string& text, const Symbols& symbols) {
+    Expr e;
+    e.text_ = text;
+    e.code_ = Parser(text, symbols).run();
+    if (depth(e.code_) > 64)
+        throw KernelError(fmt::format("expression '{}': nested too deeply", text));
+    e.constant_ = true;
+    for (const Step& s : e.code_)
+        e.constant_ = e.constant_ && s.code != Code::Var;
+    if (e.constant_) {
+        try {
+            e.code_ = {{Code::Const, run(e.code_, nullptr)}};
+        } catch (const KernelError& err) {
+            throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
+        }
+    }
+    return e;
+}
+
+int64_t Expr::eval(const int64_t* vars) const {
+    if (code_.empty())
+        return 0;
+    if (code_.size() == 1)
+        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+    try {
+        return run(code_, vars);
+    } catch (const KernelError& err) {
+        throw KernelError(fmt::format("expression '{}': {}", text_, err.what()));
+    }
+}
+
+bool Expr::uses(int slot) const {
+    for (const Step& s : code_)
+        if (s.code == Code::Var && s.value == slot)
+            return true;
+    return false;
+}
+
+} // namespace nctlm::kernel

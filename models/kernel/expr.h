@@ -1,0 +1,60 @@
+// Integer expressions of the kernel program format (docs/kernels.md, "Expressions"): compiled once
+// at load time against a symbol table (arguments, `pid`, loop variables, each a slot), evaluated
+// many times while loops expand. 64-bit signed arithmetic; overflow and division by zero throw.
+// Pure C++.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace nctlm::kernel {
+
+// A problem in a kernel program: the message names where (JSON path, source line) when known.
+struct KernelError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Names visible to an expression, each bound to a slot of the variable array eval() reads.
+class Symbols {
+public:
+    int add(const std::string& name);           // a new slot; shadows an outer binding of the name
+    int find(const std::string& name) const;    // slot, or -1
+    void pop(size_t to_size);                   // leave a scope: forget bindings made after size()
+    size_t size() const { return names_.size(); }
+    int slots() const { return slots_; }        // slots ever allocated (the array's length)
+    std::vector<std::string> names() const { return names_; }
+
+private:
+    std::vector<std::string> names_;
+    std::vector<int> slot_of_;
+    int slots_ = 0;
+};
+
+class Expr {
+public:
+    Expr() = default;
+    static Expr constant(int64_t v);
+    // Throws KernelError for a syntax error or an unknown name (with a did-you-mean).
+    static Expr parse(const std::string& text, const Symbols& symbols);
+    int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero)
+    bool is_constant() const { return constant_; }
+    const std::string& text() const { return text_; }
+    bool uses(int slot) const;  // whether the expression reads the slot
+
+    enum class Code : uint8_t {
+        Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not
+    };
+    struct Step {
+        Code code;
+        int64_t value;  // Const: the value; Var: the slot
+    };
+
+private:
+    std::vector<Step> code_;  // postfix
+    std::string text_;
+    bool constant_ = true;
+};
+
+} // namespace nctlm::kernel

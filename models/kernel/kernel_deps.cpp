@@ -1,0 +1,117 @@
+#include "models/kernel/kernel_deps.h"
+
+#include <algorithm>
+
+namespace nctlm::kernel {
+
+DependencyTracker::DependencyTracker(const Layout& l) : tensor_(l.tensors.size()) {
+    size_t copies = 0;
+    for (auto& b : l.buffers) {
+        copy_base_.push_back(copies);
+        copies += b.bufs;
+    }
+    chip_.resize(copies);
+}
+
+DependencyTracker::Record DependencyTracker::record(const ChipAccess& a, bool write, uint32_t sem, uint64_t ordinal) {
+    return {a.p0, a.p0 + a.np, a.b0, a.b1, write, sem, ordinal};
+}
+
+void DependencyTracker::need(const Record& r, uint32_t sem, bool in_order, std::vector<SemWait>& waits) {
+    if (r.sem == sem && in_order)
+        return;
+    for (SemWait& w : waits)
+        if (w.sem == r.sem) {
+            w.value = std::max(w.value, r.ordinal);
+            return;
+        }
+    waits.push_back({r.sem, r.ordinal});
+}
+
+void DependencyTracker::add(std::vector<Record>& list, const Record& r) {
+    if (r.write) {
+        // Whoever touches these bytes later waits for this write, which waited for everything
+        // before it: records it covers add nothing.
+        list.erase(std::remove_if(list.begin(), list.end(), [&](const Record& o) { return r.covers(o); }), list.end());
+    } else {
+        for (Record& o : list)
+            if (!o.write && o.sem == r.sem && o.p0 == r.p0 && o.p1 == r.p1 && o.b0 == r.b0 && o.b1 == r.b1) {
+                o.ordinal = std::max(o.ordinal, r.ordinal);
+                return;
+            }
+    }
+    list.push_back(r);
+    if (list.size() <= kMaxRecords)
+        return;
+    // Too many distinct boxes: merge the records of each (semaphore, kind) into their bounding box.
+    // Safe (a wait is only ever added, never lost), possibly stricter than needed.
+    std::vector<Record> merged;
+    for (const Record& o : list) {
+        auto it = std::find_if(merged.begin(), merged.end(),
+                               [&](const Record& m) { return m.sem == o.sem && m.write == o.write; });
+        if (it == merged.end()) {
+            merged.push_back(o);
+            continue;
+        }
+        it->p0 = std::min(it->p0, o.p0);
+        it->p1 = std::max(it->p1, o.p1);
+        it->b0 = std::min(it->b0, o.b0);
+        it->b1 = std::max(it->b1, o.b1);
+        it->ordinal = std::max(it->ordinal, o.ordinal);
+    }
+    list = std::move(merged);
+}
+
+void DependencyTracker::visit(const Step& s, uint32_t sem, uint64_t ordinal, bool in_order,
+                              std::vector<SemWait>& waits) {
+    // Reads wait for overlapping writes; writes for every overlapping access.
+    auto check = [&](const std::vector<Record>& list, const Record& r) {
+        for (const Record& o : list)
+            if ((o.write || r.write) && o.overlaps(r))
+                need(o, sem, in_order, waits);
+    };
+    std::vector<std::pair<const ChipAccess*, bool>> chip;  // (access, write)
+    for (int i = 0; i < s.n_reads; ++i)
+        chip.push_back({&s.reads[size_t(i)], false});
+    if (s.has_dst) {
+        if (s.accumulate)
+            chip.push_back({&s.dst, false});
+        chip.push_back({&s.dst, true});
+    }
+    for (int d = 0; d < s.n_more_dst; ++d)
+        chip.push_back({&s.more_dst[size_t(d)], true});
+    for (auto& [a, write] : chip)
+        check(records_of(*a), record(*a, write, sem, ordinal));
+    Record h{};
+    if (s.has_hbm) {
+        h = {0, 1, s.hbm.lo, s.hbm.hi, s.hbm_write, sem, ordinal};
+        check(tensor_[size_t(s.hbm.tensor)], h);
+    }
+    // Record after checking every operand: an instruction never waits for itself. Writes first, so
+    // a read of bytes this instruction also writes (an accumulating matmul) is covered by the write.
+    for (bool writes : {true, false})
+        for (auto& [a, write] : chip)
+            if (write == writes) {
+                std::vector<Record>& list = records_of(*a);
+                Record r = record(*a, write, sem, ordinal);
+                bool covered = !write && std::any_of(chip.begin(), chip.end(), [&](auto& w) {
+                    return w.second && w.first->buffer == a->buffer && w.first->copy == a->copy &&
+                           record(*w.first, true, sem, ordinal).covers(r);
+                });
+                if (!covered)
+                    add(list, r);
+            }
+    if (s.has_hbm)
+        add(tensor_[size_t(s.hbm.tensor)], h);
+}
+
+size_t DependencyTracker::records() const {
+    size_t n = 0;
+    for (auto& l : chip_)
+        n += l.size();
+    for (auto& l : tensor_)
+        n += l.size();
+    return n;
+}
+
+} // namespace nctlm::kernel

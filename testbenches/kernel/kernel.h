@@ -1,0 +1,61 @@
+// kernel: runs a kernel program (docs/kernels.md) - a JSON file, a shipped kernel by name, or what
+// `nctlm kernel FILE.py::fn` traced - on the platform's NeuronCores: instance i of the grid on
+// tile first_tile + i x core_stride, every instance's instructions generated lazily by the kernel
+// lowering (models/kernel) and run by its PE's engines through DMA, NoC and HBM. Reports wall
+// time, per-engine busy time and utilization, DMA bytes and descriptors, HBM GB/s, TFLOPS and % of
+// peak, instruction counts and the resource that binds.
+#pragma once
+
+#include "models/pe/processing_element.h"
+#include "testbenches/kernel/kernel_launch.h"
+#include "testbenches/resource_use.h"
+#include "testbenches/testbench.h"
+
+#include <deque>
+#include <memory>
+
+namespace nctlm {
+
+struct KernelTestbenchConfig {
+    uint32_t first_tile = 0;
+    uint32_t core_stride = 1;
+    static const FieldList<KernelTestbenchConfig>& fields();
+};
+
+class KernelTestbench : public Testbench {
+public:
+    // The kernel file (JSON), set by the runner from -w before configure().
+    void set_program_file(const std::string& path) { file_ = path; }
+    void configure(const ConfigTree& tree) override;
+    void build(Platform& platform) override;
+    nlohmann::json results() const override;
+    std::string summary() const override;
+    uint64_t memory_estimate() const override;
+
+private:
+    struct Instance {
+        uint32_t tile = 0;
+        Program program;
+        PeRunRecord record;
+        bool finished = false;
+        std::string pe;
+    };
+    void barrier();
+
+    std::string file_;
+    KernelTestbenchConfig tb_;
+    std::shared_ptr<kernel::KernelProgram> program_;
+    KernelLaunch launch_;
+    std::deque<Instance> instances_;
+    PeConfig pe_;
+    std::string platform_name_;
+    double hbm_peak_ = 0;
+    MemorySystemNames memory_;
+    uint32_t finished_ = 0;
+    // Grid barrier: instances arrived at the current one, and its generation.
+    uint32_t arrived_ = 0;
+    uint64_t generation_ = 0;
+    sc_core::sc_event barrier_open_;
+};
+
+} // namespace nctlm

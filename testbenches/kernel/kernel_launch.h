@@ -1,0 +1,46 @@
+// A kernel program prepared for a platform, the one way every workload reaches the engines: its
+// arguments bound, its layout and every instance's whole program checked and counted (configure
+// time: ConfigError on a bad program), its HBM tensors placed (build time), and each instance's
+// lazily generated PE program. Used by the kernel testbench and by the testbenches whose
+// workloads are kernels (gemm, host).
+#pragma once
+
+#include "models/kernel/kernel_lowering.h"
+#include "models/pe/instruction.h"
+#include "platforms/platform.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace nctlm {
+
+class KernelLaunch {
+public:
+    KernelLaunch() = default;
+    // Instance i of the grid runs on tile first_tile + i x core_stride. Throws ConfigError.
+    KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, uint32_t first_tile,
+                 uint32_t core_stride);
+    uint32_t instances() const { return uint32_t(counts_.size()); }
+    uint32_t tile(uint32_t instance) const { return first_tile_ + instance * core_stride_; }
+    const kernel::KernelCounts& counts(uint32_t instance) const { return counts_.at(instance); }
+    const kernel::KernelProgram& program() const { return *program_; }
+    const kernel::Layout& layout() const { return *layout_; }
+
+    // HBM addresses: shared tensors first, in order, then each instance's own (instance by
+    // instance), each aligned to a full interleave round, from the start of its stack (or of the
+    // interleaved window). Throws ConfigError when a stack cannot hold them.
+    void place(const Platform& p);
+    // Instance i's PE program (generated as its units reach it); place() first.
+    Program pe_program(uint32_t instance) const;
+
+private:
+    std::shared_ptr<kernel::KernelProgram> program_;
+    std::shared_ptr<kernel::Layout> layout_;
+    kernel::LoweringOptions lowering_;
+    PeConfig pe_;
+    std::vector<kernel::KernelCounts> counts_;
+    uint32_t first_tile_ = 0, core_stride_ = 1;
+};
+
+} // namespace nctlm

@@ -1,0 +1,31 @@
+// Utilization of a platform's resources after a run, and the busiest one: the bound a simulation
+// finds (an engine, the DMA issue, a NoC link or an HBM stack). Shared by the testbenches that
+// report a bound (gqa, kernel).
+#pragma once
+
+#include "platforms/platform.h"
+
+#include <string>
+#include <vector>
+
+namespace nctlm {
+
+struct ResourceUse {
+    std::string resource;  // "hbm stack 0", "tile 3 dma engines", "noc tile0_to_router", "tile 0 tensor engine"
+    double utilization = 0;
+};
+
+// The memory system's stats names, taken at build time.
+struct MemorySystemNames {
+    std::vector<std::string> stacks, dmas, links;
+    std::string noc;
+    static MemorySystemNames of(Platform& p);
+    // Every HBM stack, tile DMA block and NoC link with its utilization over the run.
+    void add_use(std::vector<ResourceUse>& out) const;
+};
+
+// "hbm", "noc", "dma" (a tile's DMA engines), "dma issue" (a PE's descriptor generation) or "engine".
+std::string resource_kind(const std::string& resource);
+ResourceUse busiest(const std::vector<ResourceUse>& use);
+
+} // namespace nctlm
