@@ -1,6 +1,7 @@
 // nctlm: the command line. `nctlm run`, `nctlm validate`, `nctlm describe`.
 // Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
 // A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
+#include "apps/nctlm/calibrate.h"
 #include "apps/nctlm/cli.h"
 #include "apps/nctlm/sweep.h"
 #include "models/common/atomic_file.h"
@@ -45,6 +46,7 @@ commands:
             (docs/sensitivity.md)
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
             check everything a run would (with -t: the testbench too), print effective values
+  calibrate flow -p FILE [--set k=v]... [-o FILE]   the flow mode's HBM table, from the banked model
   describe  [SECTION|TESTBENCH|all|--keys|--schema]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
@@ -325,6 +327,8 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_uncertainty(args);
         if (command == "describe")
             return cmd_describe(args);
+        if (command == "calibrate")
+            return cmd_calibrate(args);
         if (command == "testbenches") {
             for (auto& t : testbenches())
                 std::cout << fmt::format("{:<10} {}\n", t.name, t.doc);

@@ -15,19 +15,12 @@ namespace nctlm {
 
 namespace {
 constexpr double kGrid = 1e-6;  // ns: the kernel's 1 fs grid; events this close to now are due
-uint64_t lcm(uint64_t a, uint64_t b) { return a / std::gcd(a, b) * b; }
 } // namespace
-
-size_t FlowNetwork::KeyHash::operator()(const Key& k) const {
-    uint64_t h = k.bytes * 0x9E3779B97F4A7C15ull ^ (k.phase + 0x632BE59BD9B4E019ull) * 31;
-    h ^= (uint64_t(k.tile) << 40) ^ (uint64_t(k.window) << 20) ^ (k.write ? 2 : 0) ^ (k.sequential ? 1 : 0);
-    return size_t(h ^ (h >> 29));
-}
 
 FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, const NocConfig& noc,
                          const HbmConfig& hbm, const AddressMap& map, const Topology& topology,
                          std::vector<HbmController*> controllers, const std::string& noc_name, flow::FlowTable table)
-    : sc_module(name), dma_(dma), noc_cfg_(noc), hbm_(hbm), map_(map), topology_(topology),
+    : sc_module(name), dma_(dma), noc_cfg_(noc), hbm_(hbm), map_(map), split_(hbm, map), topology_(topology),
       controllers_(std::move(controllers)), table_(std::move(table)),
       solver_(flow::Sharing::InOrder), hop_ns_(noc.hop_latency().ns),
       completion_ns_(dma.clock.cycles(dma.completion_cycles).ns),
@@ -56,71 +49,19 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
         solver_.add_outage(all_pcs, t.refi, t.refi, t.rfc);
     }
     refused_class_ = solver_.add_class({}, 1);  // descriptors refused at once move nothing
-    contiguous_period_ = uint64_t(hbm.pseudo_channels) * hbm.interleave;
-    interleaved_period_ = uint64_t(hbm.stacks) * lcm(hbm.stack_interleave, contiguous_period_);
     SC_METHOD(run);
     sensitive << wake_;
     dont_initialize();
-}
-
-template <class F>
-bool FlowNetwork::for_each_piece(uint64_t address, uint64_t bytes, uint64_t& unmapped, F&& fn) const {
-    const uint64_t end = address + bytes;
-    while (address < end) {
-        auto loc = map_.map(address);
-        if (!loc) {
-            unmapped = address;
-            return false;
-        }
-        uint64_t len = std::min(end - address, hbm_.interleave - loc->offset % hbm_.interleave);
-        if (address >= map_.total_bytes()) {  // interleaved window: a stack chunk ends too
-            const uint64_t rel = address - map_.interleaved_base();
-            len = std::min(len, hbm_.stack_interleave - rel % hbm_.stack_interleave);
-        }
-        fn(loc->stack, loc->pseudo_channel, loc->offset, len);
-        address += len;
-    }
-    return true;
 }
 
 FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
     Shape s;
     const uint64_t bs = dma_.burst_size, request = std::min<uint64_t>(bs, d.bytes);
     s.bursts = (d.address % bs + d.bytes + bs - 1) / bs;
-    // Bytes per stack x PC: whole periods of the address map spread evenly, the rest piece by piece,
-    // so the cost does not grow with the descriptor's size.
     std::vector<double> on_pc(pc_.size(), 0);
-    uint64_t address = d.address, left = d.bytes;
-    while (left > 0) {
-        auto loc = map_.map(address);
-        if (!loc) {
-            s.mapped = false;
-            s.unmapped_address = address;
-            return s;
-        }
-        const bool interleaved = address >= map_.total_bytes();
-        const uint64_t window_end = interleaved ? map_.interleaved_base() + map_.total_bytes()
-                                                : map_.stack_base(loc->stack) + hbm_.stack_capacity;
-        const uint64_t segment = std::min(left, window_end - address);
-        const uint64_t period = interleaved ? interleaved_period_ : contiguous_period_;
-        const uint64_t whole = segment / period, rest = segment % period;
-        if (whole) {
-            const uint32_t first = interleaved ? 0 : loc->stack, count = interleaved ? hbm_.stacks : 1;
-            const double each = double(whole * period) / double(count * hbm_.pseudo_channels);
-            for (uint32_t st = first; st < first + count; ++st)
-                for (uint32_t p = 0; p < hbm_.pseudo_channels; ++p)
-                    on_pc[st * hbm_.pseudo_channels + p] += each;
-        }
-        uint64_t unmapped = 0;
-        if (!for_each_piece(address, rest, unmapped, [&](uint32_t st, uint32_t p, uint64_t, uint64_t len) {
-                on_pc[st * hbm_.pseudo_channels + p] += double(len);
-            })) {
-            s.mapped = false;
-            s.unmapped_address = unmapped;
-            return s;
-        }
-        address += segment;
-        left -= segment;
+    if (!split_.split(d.address, d.bytes, on_pc, s.unmapped_address)) {
+        s.mapped = false;
+        return s;
     }
     const auto pattern = sequential ? flow::PcPattern::Sequential : flow::PcPattern::Random;
     const double eff = table_.sustained(request, pattern, d.write, !refresh_outage_) / table_.peak();
@@ -184,21 +125,14 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
 }
 
 const FlowNetwork::Shape& FlowNetwork::shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
-    Key k{tile, 0, d.write, sequential, d.bytes, 0};
-    if (auto loc = map_.map(d.address)) {
-        const bool interleaved = d.address >= map_.total_bytes();
-        k.window = interleaved ? hbm_.stacks : loc->stack;
-        k.phase = interleaved ? (d.address - map_.interleaved_base()) % interleaved_period_
-                              : loc->offset % contiguous_period_;
-        const uint64_t window_end = interleaved ? map_.interleaved_base() + map_.total_bytes()
-                                                : map_.stack_base(loc->stack) + hbm_.stack_capacity;
-        if (d.address + d.bytes > window_end)  // crosses a window's end: not like any other
-            k.phase = d.address + (uint64_t(1) << 63);
-    } else {
-        k.window = ~0u;
-        k.phase = d.address;
+    key_.clear();
+    const uint64_t what = uint64_t(tile) << 2 | uint64_t(d.write) << 1 | uint64_t(sequential);
+    key_.append(reinterpret_cast<const char*>(&what), sizeof what);
+    if (!split_.key(d.address, d.bytes, key_)) {  // unmapped: refused once, never cached
+        shapes_.push_back(make_shape(tile, d, sequential));
+        return shapes_.back();
     }
-    auto [it, fresh] = shape_index_.try_emplace(k, shapes_.size());
+    auto [it, fresh] = shape_index_.try_emplace(key_, shapes_.size());
     if (fresh)
         shapes_.push_back(make_shape(tile, d, sequential));
     return shapes_[it->second];
@@ -255,7 +189,7 @@ void FlowNetwork::run() {
             (d.write ? written : read) = d.bytes;
             if (hbm_.functional && d.data) {
                 uint64_t unused = 0, done = 0;
-                for_each_piece(d.address, d.bytes, unused, [&](uint32_t st, uint32_t, uint64_t off, uint64_t len) {
+                split_.for_each_piece(d.address, d.bytes, unused, [&](uint32_t st, uint32_t, uint64_t off, uint64_t len) {
                     controllers_[st]->access_flow(off, d.data + done, len, d.write);
                     done += len;
                 });

@@ -16,6 +16,7 @@
 #include "models/common/stats.h"
 #include "models/dma/descriptor_flows.h"
 #include "models/dma/dma_config.h"
+#include "models/flow/address_split.h"
 #include "models/flow/flow_solver.h"
 #include "models/flow/flow_table.h"
 #include "models/hbm/address_map.h"
@@ -65,32 +66,18 @@ private:
         DmaDescriptor* d = nullptr;
         const Shape* shape = nullptr;
     };
-    struct Key {
-        uint32_t tile, window;  // window: a stack, or stacks for the interleaved window
-        bool write, sequential;
-        uint64_t bytes, phase;  // phase: offset in the window modulo its period
-        bool operator==(const Key& o) const {
-            return tile == o.tile && window == o.window && write == o.write && sequential == o.sequential &&
-                   bytes == o.bytes && phase == o.phase;
-        }
-    };
-    struct KeyHash {
-        size_t operator()(const Key& k) const;
-    };
 
     void run();
     void schedule();
     const Shape& shape(uint32_t tile, const DmaDescriptor& d, bool sequential);
     Shape make_shape(uint32_t tile, const DmaDescriptor& d, bool sequential);
-    // Calls fn(stack, pseudo_channel, stack_offset, bytes) for each piece of [address, +bytes) that
-    // one PC holds contiguously; false at the first unmapped address (`unmapped` set).
-    template <class F> bool for_each_piece(uint64_t address, uint64_t bytes, uint64_t& unmapped, F&& fn) const;
     void end_of_simulation() override;
 
     DmaConfig dma_;
     NocConfig noc_cfg_;
     HbmConfig hbm_;
     AddressMap map_;
+    flow::AddressSplit split_;
     Topology topology_;
     std::vector<HbmController*> controllers_;
     flow::FlowTable table_;
@@ -100,8 +87,8 @@ private:
     double hop_ns_, completion_ns_;
     bool refresh_outage_;                     // all-bank refresh as the solver's outage
     uint32_t refused_class_ = 0;
-    uint64_t contiguous_period_, interleaved_period_;
-    std::unordered_map<Key, size_t, KeyHash> shape_index_;
+    std::unordered_map<std::string, size_t> shape_index_;
+    std::string key_;  // scratch
     std::deque<Shape> shapes_;  // stable addresses: flows in flight point at theirs
     std::unordered_map<std::string, uint32_t> class_index_;  // usage vector -> class
     std::vector<InFlight> in_flight_;

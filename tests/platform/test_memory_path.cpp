@@ -256,9 +256,14 @@ TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderLt) {
     expect_timing_only_writes_leave_memory_alone(TimingMode::Lt);
 }
 
-TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
+TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderFlow) {
+    expect_timing_only_writes_leave_memory_alone(TimingMode::Flow);
+}
+
+static void expect_address_error_naming_the_address(TimingMode timing) {
     init_kernel();
     PlatformConfig cfg = load_platform("tiny");
+    cfg.sim.timing = timing;
     Platform p("top", cfg);
     DmaDescriptor bad;
     simulate(p, [&](Platform& plat) {
@@ -271,6 +276,14 @@ TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
     EXPECT_NE(bad.error.find("address error"), std::string::npos) << bad.error;
     ASSERT_EQ(sim_errors().size(), 1u);
     EXPECT_EQ(sim_errors()[0], bad.error);
+}
+
+TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
+    expect_address_error_naming_the_address(TimingMode::At);
+}
+
+TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddressUnderFlow) {
+    expect_address_error_naming_the_address(TimingMode::Flow);
 }
 
 namespace {
