@@ -29,7 +29,9 @@ void Platform::enable_flow() {
     for (auto& h : hbm)
         controllers.push_back(h.get());
     flow_ = std::make_unique<FlowNetwork>("flow", config.dma, config.noc, config.hbm, address_map, noc.topology(),
-                                          controllers, noc.name(), std::move(found.table));
+                                          controllers, noc.name(), std::move(found.table),
+                                          config.sim.flow_sharing == FlowSharing::Fair ? flow::Sharing::Fair
+                                                                                       : flow::Sharing::InOrder);
     for (size_t t = 0; t < tiles.size(); ++t)
         tiles[t].dma.set_flow(*flow_);
 }

@@ -12,6 +12,12 @@ const FieldList<SimConfig>& SimConfig::fields() {
         duration("quantum", &C::quantum, "0 ns",
                  "lt only: how far past the kernel's next activity DMA bursts may be sent", 1e9)
             .setting("simulator mode; 0 keeps the AT order exactly (docs/performance.md: what a quantum changes)"),
+        choice("flow_sharing", &C::flow_sharing, {{"in_order", FlowSharing::InOrder}, {"fair", FlowSharing::Fair}},
+               "in_order",
+               "flow only: in_order: the oldest flow takes what it can of each resource (requests served in order); "
+               "fair: max-min with equal weights (processor sharing)")
+            .setting("simulator mode; fair is the textbook flow model, kept as an ablation (docs/performance.md: "
+                     "the flow mode's error)"),
     };
     return f;
 }

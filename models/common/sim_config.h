@@ -14,9 +14,12 @@ namespace nctlm {
 enum class TimingMode { At, Lt, Flow };
 
 // `sim.*`: switches of the simulator, not claims about the hardware.
+enum class FlowSharing { InOrder, Fair };
+
 struct SimConfig {
     TimingMode timing = TimingMode::At;
     Duration quantum;  // lt: how far past the kernel's next activity bursts may be sent
+    FlowSharing flow_sharing = FlowSharing::InOrder;  // flow: how flows share a resource
 
     static const FieldList<SimConfig>& fields();
 };

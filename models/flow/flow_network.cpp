@@ -19,10 +19,11 @@ constexpr double kGrid = 1e-6;  // ns: the kernel's 1 fs grid; events this close
 
 FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, const NocConfig& noc,
                          const HbmConfig& hbm, const AddressMap& map, const Topology& topology,
-                         std::vector<HbmController*> controllers, const std::string& noc_name, flow::FlowTable table)
+                         std::vector<HbmController*> controllers, const std::string& noc_name, flow::FlowTable table,
+                         flow::Sharing sharing)
     : sc_module(name), dma_(dma), noc_cfg_(noc), hbm_(hbm), map_(map), split_(hbm, map), topology_(topology),
       controllers_(std::move(controllers)), table_(std::move(table)),
-      solver_(flow::Sharing::InOrder), hop_ns_(noc.hop_latency().ns),
+      solver_(sharing), hop_ns_(noc.hop_latency().ns),
       completion_ns_(dma.clock.cycles(dma.completion_cycles).ns),
       refresh_outage_(hbm.model == HbmModel::Banked && hbm.refresh == RefreshMode::AllBank),
       descriptors_(stats().counter(std::string(this->name()) + ".descriptors", "")),
@@ -65,48 +66,55 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
     }
     const auto pattern = sequential ? flow::PcPattern::Sequential : flow::PcPattern::Random;
     const double eff = table_.sustained(request, pattern, d.write, !refresh_outage_) / table_.peak();
-    const double total = double(d.bytes), wire = double(noc_cfg_.request_bytes);
-    std::map<uint32_t, double> usage;
-    usage[pipe_[tile]] += 1;
+    const double wire = double(noc_cfg_.request_bytes), issue_bytes = wire + (d.write ? double(request) : 0);
     uint32_t pcs_touched = 0;
-    double route = 0, issue_bytes = wire + (d.write ? double(request) : 0);
+    for (double b : on_pc)
+        pcs_touched += b > 0;
+    const uint32_t first_stack = map_.map(d.address)->stack;
+    const double t_issue = issue_bytes / link_bandwidth_[topology_.request_route(tile, first_stack).front()];
+    s.issue = double(s.bursts) * t_issue;
+    // Its requests leave one per t_issue: the last PC's first one (min(bursts, PCs) - 1) later.
+    const double spread = double(std::min<uint64_t>(s.bursts, pcs_touched) - 1) * t_issue;
+    // The PC's own access latency beyond the time its bytes take at the PC's rate (that is the flow's).
+    const double at_pc = std::max(0.0, table_.cold_latency(request, d.write) - double(request) / (eff * table_.peak()));
     for (uint32_t st = 0; st < hbm_.stacks; ++st) {
         double in_stack = 0;
         uint64_t requests = 0;
+        std::map<uint32_t, double> usage;
         for (uint32_t p = 0; p < hbm_.pseudo_channels; ++p) {
             const double b = on_pc[st * hbm_.pseudo_channels + p];
             if (b <= 0)
                 continue;
             in_stack += b;
-            ++pcs_touched;
             requests += uint64_t(std::ceil(b / double(request)));
-            usage[pc_[st * hbm_.pseudo_channels + p]] += b / total / eff;
+            usage[pc_[st * hbm_.pseudo_channels + p]] = b;
         }
         if (in_stack <= 0)
             continue;
-        s.parts.push_back({st, uint64_t(in_stack), requests});
-        const double f = in_stack / total;
+        for (auto& [r, b] : usage)
+            b = b / in_stack / eff;
+        usage[pipe_[tile]] += 1;
         const auto& there = topology_.request_route(tile, st);
         const auto& back = topology_.response_route(st, tile);
         double slowest_there = 1e300, slowest_back = 1e300;
         for (uint32_t l : there) {
-            usage[link_[l]] += f * (d.write ? 1 + wire / double(request) : wire / double(request));
+            usage[link_[l]] += d.write ? 1 + wire / double(request) : wire / double(request);
             slowest_there = std::min(slowest_there, link_bandwidth_[l]);
         }
         for (uint32_t l : back) {
-            usage[link_[l]] += f * (d.write ? wire / double(request) : 1);
+            usage[link_[l]] += d.write ? wire / double(request) : 1;
             slowest_back = std::min(slowest_back, link_bandwidth_[l]);
         }
-        // There: hops and the request's own serialization; the PC's access latency beyond the time
-        // its bytes take at the PC's rate (that time is the flow's); back: hops (a write's ack too).
-        const double at_pc = std::max(0.0, table_.cold_latency(request, d.write) - double(request) / (eff * table_.peak()));
-        route = std::max(route, double(there.size()) * hop_ns_ + issue_bytes / slowest_there + at_pc +
-                                    double(back.size()) * hop_ns_ + (d.write ? wire / slowest_back : 0));
+        // There: hops and the request's own serialization; back: hops (a write's ack too).
+        const double route = double(there.size()) * hop_ns_ + issue_bytes / slowest_there + at_pc +
+                             double(back.size()) * hop_ns_ + (d.write ? wire / slowest_back : 0);
+        s.parts.push_back({st, uint64_t(in_stack), requests, intern_class(usage), spread + route + completion_ns_});
     }
-    const double t_issue = issue_bytes / link_bandwidth_[topology_.request_route(tile, s.parts.front().stack).front()];
-    s.issue = double(s.bursts) * t_issue;
-    s.latency = double(std::min<uint64_t>(s.bursts, pcs_touched) - 1) * t_issue + route + completion_ns_;
-    // The class: its usage vector, interned (descriptors of one shape on one tile share it).
+    return s;
+}
+
+// Classes by usage vector: descriptors of one shape on one tile share one (one FIFO).
+uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage) {
     std::string key;
     key.reserve(usage.size() * 12);
     for (const auto& [r, w] : usage) {
@@ -120,8 +128,7 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
             u.push_back({r, w});
         it->second = solver_.add_class(std::move(u));
     }
-    s.cls = it->second;
-    return s;
+    return it->second;
 }
 
 const FlowNetwork::Shape& FlowNetwork::shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
@@ -151,7 +158,7 @@ double FlowNetwork::start(DmaEngine& engine, DmaDescriptor& d, double start_ns) 
         slot = free_slots_.back();
         free_slots_.pop_back();
     }
-    in_flight_[slot] = {&engine, &d, &s};
+    in_flight_[slot] = {&engine, &d, &s, s.mapped ? s.parts.size() : 1};
     descriptors_.add(1);
     if (!s.mapped) {  // refused at once, as the NoC refuses a burst outside the map
         d.failed = true;
@@ -160,7 +167,8 @@ double FlowNetwork::start(DmaEngine& engine, DmaDescriptor& d, double start_ns) 
                               engine.name(), d.write ? "write" : "read", d.bytes, s.unmapped_address, d.queue, d.id);
         solver_.add_flow(refused_class_, 0, start_ns, slot);
     } else {
-        solver_.add_flow(s.cls, double(d.bytes), start_ns + s.latency, slot);
+        for (const Part& p : s.parts)
+            solver_.add_flow(p.cls, double(p.bytes), start_ns + p.latency, slot);
     }
     schedule();
     return s.issue;
@@ -178,6 +186,8 @@ void FlowNetwork::run() {
     finished_.clear();
     solver_.advance(now + kGrid, [this](uint64_t slot, double) { finished_.push_back(slot); });
     for (uint64_t slot : finished_) {
+        if (--in_flight_[slot].parts_left > 0)
+            continue;  // its other stacks are not done yet
         InFlight f = in_flight_[slot];
         free_slots_.push_back(slot);
         DmaDescriptor& d = *f.d;

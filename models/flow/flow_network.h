@@ -25,6 +25,7 @@
 #include "models/noc/topology.h"
 
 #include <deque>
+#include <map>
 #include <string>
 #include <systemc>
 #include <unordered_map>
@@ -41,23 +42,25 @@ public:
     // hierarchical name, for its burst counter.
     FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, const NocConfig& noc, const HbmConfig& hbm,
                 const AddressMap& map, const Topology& topology, std::vector<HbmController*> controllers,
-                const std::string& noc_name, flow::FlowTable table);
+                const std::string& noc_name, flow::FlowTable table, flow::Sharing sharing);
 
     double start(DmaEngine& engine, DmaDescriptor& d, double start_ns) override;
     const flow::FlowTable& table() const { return table_; }
 
 private:
-    struct Part {  // a descriptor's bytes in one stack
+    // A descriptor's bytes in one stack: a flow of its own (the stacks serve it independently, as
+    // the pseudo-channels of one stack do not: they are coupled by the interleave).
+    struct Part {
         uint32_t stack;
         uint64_t bytes;
         uint64_t requests;
+        uint32_t cls;
+        double latency;  // from the descriptor's start to its first byte moving here, plus what follows its last
     };
     struct Shape {  // what a descriptor of this shape does; shared by every descriptor like it
         bool mapped = true;
         uint64_t unmapped_address = 0;
-        uint32_t cls = 0;
-        double latency = 0;  // from its start to its first byte moving, plus what follows its last
-        double issue = 0;    // its requests on the engine's request socket
+        double issue = 0;  // its requests on the engine's request socket
         uint64_t bursts = 0;
         std::vector<Part> parts;
     };
@@ -65,7 +68,9 @@ private:
         DmaEngine* engine = nullptr;
         DmaDescriptor* d = nullptr;
         const Shape* shape = nullptr;
+        size_t parts_left = 0;
     };
+    uint32_t intern_class(const std::map<uint32_t, double>& usage);
 
     void run();
     void schedule();

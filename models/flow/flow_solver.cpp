@@ -271,8 +271,10 @@ void FlowSolver::update_outage(Outage& o, double t) {
     }
     if (down != o.down) {
         o.down = down;
-        for (uint32_t r : o.resources)
+        for (uint32_t r : o.resources) {
+            resources_[r].down = down;
             resources_[r].capacity = resources_[r].remaining = down ? 0 : resources_[r].nominal;
+        }
         ++events_;
         dirty_ = true;
     }

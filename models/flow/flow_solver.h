@@ -103,6 +103,7 @@ private:
         double capacity = 0, nominal = 0;
         double remaining = 0, demand = 0;  // solve(): capacity left, weighted flows not yet fixed
         double bytes = 0;
+        bool down = false;              // in an outage
         std::vector<uint32_t> classes;  // fair: active classes crossing it
         bool touched = false;
     };
