@@ -24,7 +24,7 @@ install(FILES ${PROJECT_BINARY_DIR}/include/models/common/version.h
 # Data the CLI and users need: shipped platforms, workloads, sweeps, the plot script, docs.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${NCTLM_INSTALL_DATADIR}/configs)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/plot DESTINATION ${NCTLM_INSTALL_DATADIR}/scripts)
-install(FILES ${PROJECT_BINARY_DIR}/nctlm.schema.json DESTINATION ${NCTLM_INSTALL_DATADIR})
+install(FILES ${PROJECT_BINARY_DIR}/nctlm.schema.json ${PROJECT_BINARY_DIR}/kernel.schema.json DESTINATION ${NCTLM_INSTALL_DATADIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
   DESTINATION ${CMAKE_INSTALL_DOCDIR})

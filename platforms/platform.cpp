@@ -48,6 +48,14 @@ void Platform::enable_loosely_timed() {
         tiles[t].dma.set_loosely_timed(*lt_scheduler_);
 }
 
+std::vector<std::string> Platform::blocked_engines() const {
+    std::vector<std::string> lines;
+    for (size_t t = 0; t < tiles.size(); ++t)
+        for (auto& l : tiles[t].pe.blocked_report())
+            lines.push_back(l);
+    return lines;
+}
+
 std::vector<std::string> Platform::outstanding_report() const {
     std::vector<std::string> lines;
     for (size_t t = 0; t < tiles.size(); ++t)

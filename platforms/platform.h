@@ -34,6 +34,8 @@ public:
     // sim.timing: flow: the flow model and where its pseudo-channel table came from ("" otherwise).
     const FlowNetwork* flow() const { return flow_.get(); }
     const std::string& flow_table_origin() const { return flow_table_origin_; }
+    // PE engines still waiting on semaphores at the end: a deadlock report.
+    std::vector<std::string> blocked_engines() const;
 
 private:
     void enable_loosely_timed();  // sim.timing: lt (docs/performance.md)

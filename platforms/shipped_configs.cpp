@@ -40,6 +40,20 @@ std::string find_config(const std::string& name_or_path, const std::string& kind
     return name_or_path;
 }
 
+std::string python_package_dir() {
+    std::vector<std::string> dirs;
+    if (const char* env = std::getenv("NCTLM_DATA_DIR"))
+        dirs.push_back(std::string(env) + "/python");
+    dirs.push_back(NCTLM_SOURCE_DIR "/python");
+    dirs.push_back(NCTLM_INSTALLED_DATA_DIR "/python");
+    for (auto& d : dirs) {
+        std::error_code ec;
+        if (fs::is_directory(fs::path(d) / "nctlm", ec))
+            return d;
+    }
+    return "";
+}
+
 std::vector<std::string> shipped_configs(const std::string& kind) {
     std::vector<std::string> names;
     for (auto& d : config_dirs()) {

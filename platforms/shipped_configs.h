@@ -15,5 +15,8 @@ std::vector<std::string> config_dirs();
 std::string find_config(const std::string& name_or_path, const std::string& kind);
 // Names (file stems) of the shipped configs of one kind, sorted.
 std::vector<std::string> shipped_configs(const std::string& kind);
+// The directory holding the nctlm Python package (its parent: PYTHONPATH), searched like the
+// configs ($NCTLM_DATA_DIR/python, the source tree's python/, the install prefix's); "" if none.
+std::string python_package_dir();
 
 } // namespace nctlm

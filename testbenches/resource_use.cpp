@@ -1,5 +1,6 @@
 #include "testbenches/resource_use.h"
 
+#include "models/common/sim.h"
 #include "models/common/stats.h"
 
 #include <algorithm>
@@ -14,14 +15,26 @@ MemorySystemNames MemorySystemNames::of(Platform& p) {
     for (size_t t = 0; t < p.tiles.size(); ++t)
         n.dmas.push_back(p.tiles[t].dma.name());
     n.noc = p.noc.name();
+    n.pseudo_channels = p.config.hbm.pseudo_channels;
     for (size_t l = 0; l < p.noc.topology().links(); ++l)
         n.links.push_back(p.noc.topology().link_name(l));
     return n;
 }
 
-void MemorySystemNames::add_use(std::vector<ResourceUse>& out) const {
-    for (size_t s = 0; s < stacks.size(); ++s)
+void MemorySystemNames::add_use(std::vector<ResourceUse>& out, bool busiest_pc) const {
+    double elapsed = now_ns();
+    for (size_t s = 0; s < stacks.size(); ++s) {
         out.push_back({fmt::format("hbm stack {}", s), stats().value(stacks[s] + ".utilization")});
+        if (!busiest_pc || elapsed <= 0)
+            continue;
+        ResourceUse pc{"", -1};
+        for (uint32_t c = 0; c < pseudo_channels; ++c) {
+            double u = stats().value(fmt::format("{}.pc{}.busy_ns", stacks[s], c)) / elapsed;
+            if (u > pc.utilization)
+                pc = {fmt::format("hbm stack {} pc {}", s, c), u};
+        }
+        out.push_back(pc);
+    }
     for (size_t t = 0; t < dmas.size(); ++t)
         out.push_back({fmt::format("tile {} dma engines", t), stats().value(dmas[t] + ".utilization")});
     for (auto& l : links)

@@ -19,9 +19,11 @@ struct ResourceUse {
 struct MemorySystemNames {
     std::vector<std::string> stacks, dmas, links;
     std::string noc;
+    uint32_t pseudo_channels = 0;
     static MemorySystemNames of(Platform& p);
-    // Every HBM stack, tile DMA block and NoC link with its utilization over the run.
-    void add_use(std::vector<ResourceUse>& out) const;
+    // Every HBM stack, tile DMA block and NoC link with its utilization over the run; with
+    // `busiest_pc`, also each stack's busiest pseudo-channel (a hot spot the stack's mean hides).
+    void add_use(std::vector<ResourceUse>& out, bool busiest_pc = false) const;
 };
 
 // "hbm", "noc", "dma" (a tile's DMA engines), "dma issue" (a PE's descriptor generation) or "engine".

@@ -132,6 +132,14 @@ RunOutcome run(const RunOptions& o) {
 
     RunOutcome out;
     out.errors = sim_errors();
+    auto blocked = top.blocked_engines();
+    if (!blocked.empty() && out.errors.empty()) {
+        out.errors.push_back(fmt::format("deadlock: the simulation ended at {:.3f} ns with engines waiting on "
+                                         "semaphores nothing will signal:",
+                                         now_ns()));
+        for (auto& s : blocked)
+            out.errors.push_back("  " + s);
+    }
     auto stuck = top.outstanding_report();
     if (!stuck.empty() && out.errors.empty()) {
         out.errors.push_back(fmt::format("simulation ended at {:.3f} ns with {} transfer(s) still in flight "

@@ -10,8 +10,17 @@
 // simulator"). Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
 #pragma once
 
+#include <string>
+#include <vector>
+
 namespace nctlm {
 
 int cli_main(int argc, char** argv);
+
+// The commands behind cli_main, for the ones built on others: `nctlm run ARGS` and
+// `nctlm kernel ARGS` (trace a Python kernel, then run it). Return the exit status; throw
+// ConfigError for usage errors (exit 2).
+int run_command(const std::vector<std::string>& args);
+int kernel_command(const std::vector<std::string>& args);
 
 } // namespace nctlm

@@ -11,6 +11,7 @@
 #include "models/common/params.h"
 #include "models/common/sim.h"
 #include "models/common/version.h"
+#include "models/kernel/kernel_schema.h"
 #include "platforms/platform.h"
 #include "platforms/shipped_configs.h"
 #include "platforms/platform_config.h"
@@ -44,10 +45,12 @@ commands:
             [--params k1,k2] [--step PCT | --range]      elasticity of each result to each parameter
   uncertainty -p FILE -t NAME -o DIR [-n N] [--seed S] ...   5-95 % intervals over the plausible ranges
             (docs/sensitivity.md)
+  kernel    FILE.py::FN [--arg NAME=bf16[4096,8192]]... -p FILE [-o kernel.json] [--check REF.py::FN]
+            [run options]      trace an NKI-style Python kernel and run it (docs/kernels.md)
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
             check everything a run would (with -t: the testbench too), print effective values
   calibrate flow -p FILE [--set k=v]... [-o FILE]   the flow mode's HBM table, from the banked model
-  describe  [SECTION|TESTBENCH|all|--keys|--schema]   parameter tables (markdown); no argument:
+  describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
   --version                                                      print the version
@@ -161,6 +164,12 @@ int cmd_run(const std::vector<std::string>& args) {
     return out.errors.empty() ? kOk : kSimError;
 }
 
+} // namespace
+
+int nctlm::run_command(const std::vector<std::string>& args) { return cmd_run(args); }
+
+namespace {
+
 int cmd_validate(const std::vector<std::string>& args) {
     RunOptions o;
     std::string timing;
@@ -267,6 +276,12 @@ int cmd_describe(const std::vector<std::string>& args) {
                   << "\n";
         return kOk;
     }
+    if (which == "kernel" && args.size() > 1 && args[1] == "--schema") {  // the kernel program format
+        std::cout << kernel::kernel_schema().dump(2) << "\n";
+        return kOk;
+    }
+    if (which == "kernel")  // the testbench's keys below, the program format first
+        std::cout << kernel::kernel_format_markdown() << "\n";
     // "host" is a section and a testbench: the section wins, "testbench:host" is the testbench.
     bool found = false, only_testbench = which.rfind("testbench:", 0) == 0;
     if (only_testbench)
@@ -319,6 +334,8 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_run(args);
         if (command == "validate")
             return cmd_validate(args);
+        if (command == "kernel")
+            return kernel_command(args);
         if (command == "sweep")
             return cmd_sweep(args);
         if (command == "sensitivity")

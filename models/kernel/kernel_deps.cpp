@@ -90,8 +90,10 @@ void DependencyTracker::visit(const Step& s, uint32_t sem, uint64_t ordinal, boo
     // Record after checking every operand: an instruction never waits for itself. Writes first, so
     // a read of bytes this instruction also writes (an accumulating matmul) is covered by the write.
     for (bool writes : {true, false})
-        for (auto& [a, write] : chip)
-            if (write == writes) {
+        for (auto& access : chip)
+            if (access.second == writes) {
+                const ChipAccess* a = access.first;
+                bool write = access.second;
                 std::vector<Record>& list = records_of(*a);
                 Record r = record(*a, write, sem, ordinal);
                 bool covered = !write && std::any_of(chip.begin(), chip.end(), [&](auto& w) {

@@ -36,9 +36,9 @@ uint32_t clamp32(uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)
 
 } // namespace
 
-Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
+Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, [[maybe_unused]] const PeConfig& pe,
                  const LoweringOptions& o)
-    : p_(p), l_(l), pe_(pe), o_(o), walker_(p, l, instance), deps_(l) {
+    : p_(p), o_(o), walker_(p, l, instance), deps_(l) {
     for (auto& b : l.buffers) {
         copy_base_.push_back(copies_);
         copies_ += b.bufs;
@@ -202,6 +202,10 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
                                               : uint32_t(unit);
         uint64_t ordinal = ++issued_[sem];
         bool mine = !want || *want == unit;
+        // "auto" queues rotate over every DMA instruction, loads and stores, whichever unit asks.
+        uint32_t queue = 0;
+        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
+            queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
         std::vector<SemWait> waits;
         if (in.op == KernelOp::Barrier) {
             // Grid barrier: the sync unit waits for everything issued so far, meets the other
@@ -232,8 +236,7 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
         out.waits = std::move(waits);
         out.signal = int(sem);
         out.signal_ordinal = in_order(unit) ? 0 : ordinal;
-        if (unit == Unit::DmaIn || unit == Unit::DmaOut)
-            out.queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
+        out.queue = queue;
         index = step_.index;
         return true;
     }
@@ -257,8 +260,25 @@ KernelCounts& KernelCounts::operator+=(const KernelCounts& o) {
     return *this;
 }
 
+std::string semaphore_name(const KernelProgram& p, const Layout& l, uint32_t sem) {
+    if (sem < kUnitSems)
+        return fmt::format("the {} engine's completions", unit_name(Unit(sem)));
+    uint32_t k = sem - kUnitSems, copies = 0;
+    for (auto& b : l.buffers)
+        copies += b.bufs;
+    bool store = k >= copies;
+    k %= copies;
+    for (size_t b = 0; b < l.buffers.size(); ++b) {
+        if (k < l.buffers[b].bufs)
+            return fmt::format("the {} buffer '{}' copy {}", store ? "stores from" : "loads into", p.buffers[b].name, k);
+        k -= l.buffers[b].bufs;
+    }
+    return fmt::format("semaphore {}", sem);
+}
+
 KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
-                          const LoweringOptions& o) {
+                          const LoweringOptions& o, uint64_t max_instructions) {
+    count_instructions(p, l, instance, max_instructions);
     KernelCounts c;
     Lowerer lower(p, l, instance, pe, o);
     c.semaphores = lower.semaphores();
@@ -349,6 +369,7 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
             c.descriptors += dma_descriptor_count(ins, in.descriptor_bytes ? in.descriptor_bytes : o.descriptor_bytes);
             break;
         case KernelOp::Barrier:
+            c.grid_barriers += in.grid_scope ? 1 : 0;
             break;
         default:
             for (int r = 0; r < s.n_reads; ++r)
@@ -423,6 +444,7 @@ nctlm::Program make_kernel_program(std::shared_ptr<const KernelProgram> p, std::
     prog.semaphores = counts.semaphores;
     prog.tiles = uint32_t(counts.tiles);
     prog.dma_records = false;
+    prog.semaphore_name = [p, l](uint32_t sem) { return semaphore_name(*p, *l, sem); };
     prog.source = std::make_shared<KernelSource>(std::move(p), std::move(l), instance, pe, o, counts);
     return prog;
 }

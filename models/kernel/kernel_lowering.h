@@ -32,6 +32,7 @@ struct KernelCounts {
     uint64_t dma_bytes_in = 0, dma_bytes_out = 0, descriptors = 0;
     uint64_t tiles = 0;                      // largest "tile" + 1 (0: no tile hints)
     uint32_t semaphores = 0;
+    uint64_t grid_barriers = 0;
     KernelCounts& operator+=(const KernelCounts& o);  // sums (tiles and semaphores: the larger)
 };
 
@@ -51,8 +52,6 @@ private:
     uint32_t copy_index(const ChipAccess& a) const { return copy_base_[size_t(a.buffer)] + a.copy; }
 
     const KernelProgram& p_;
-    const Layout& l_;
-    PeConfig pe_;
     LoweringOptions o_;
     Walker walker_;
     DependencyTracker deps_;
@@ -67,8 +66,12 @@ private:
 
 // Walks the whole program of one instance: throws KernelError for the first bad instruction
 // (naming it), else counts. Also checks that every on-chip read has been written before.
+// Expanding more than `max_instructions` is refused before the walk (count_instructions).
 KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
-                          const LoweringOptions& o);
+                          const LoweringOptions& o, uint64_t max_instructions = uint64_t(1) << 32);
+
+// What semaphore `sem` of a lowered program counts, in words (deadlock reports).
+std::string semaphore_name(const KernelProgram& p, const Layout& l, uint32_t sem);
 
 // The PE program of one instance (Program::source), with `counts` from check_kernel().
 nctlm::Program make_kernel_program(std::shared_ptr<const KernelProgram> p, std::shared_ptr<const Layout> l, uint32_t instance,

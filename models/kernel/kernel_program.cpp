@@ -26,37 +26,7 @@ const char* memory_name(Memory m) {
     return "?";
 }
 
-const char* op_name(KernelOp op) {
-    switch (op) {
-    case KernelOp::Dma:
-        return "dma";
-    case KernelOp::Matmul:
-        return "matmul";
-    case KernelOp::Transpose:
-        return "transpose";
-    case KernelOp::Fetch:
-        return "fetch";
-    case KernelOp::TensorCopy:
-        return "tensor_copy";
-    case KernelOp::TensorTensor:
-        return "tensor_tensor";
-    case KernelOp::TensorScalar:
-        return "tensor_scalar";
-    case KernelOp::TensorReduce:
-        return "tensor_reduce";
-    case KernelOp::Select:
-        return "select";
-    case KernelOp::Memset:
-        return "memset";
-    case KernelOp::Iota:
-        return "iota";
-    case KernelOp::Activation:
-        return "activation";
-    case KernelOp::Barrier:
-        return "barrier";
-    }
-    return "?";
-}
+const char* op_name(KernelOp op) { return op_spec(op).name; }
 
 ElemType parse_elem_type(const std::string& text) {
     if (text == "int32")
@@ -71,29 +41,61 @@ ElemType parse_elem_type(const std::string& text) {
 
 namespace {
 
-const std::vector<KernelOp> kOps = {KernelOp::Dma,          KernelOp::Matmul,       KernelOp::Transpose,    KernelOp::Fetch,  KernelOp::TensorCopy,
-                              KernelOp::TensorTensor, KernelOp::TensorScalar, KernelOp::TensorReduce, KernelOp::Select, KernelOp::Memset,
-                              KernelOp::Iota,         KernelOp::Activation,   KernelOp::Barrier};
+} // namespace
 
-// The keys each op takes besides "op", "line" and "tile".
-const std::map<KernelOp, std::vector<std::string>>& op_keys() {
-    static const std::map<KernelOp, std::vector<std::string>> keys = {
-        {KernelOp::Dma, {"dst", "src", "queue", "descriptor_bytes", "spread", "prebuilt"}},
-        {KernelOp::Matmul, {"dst", "stationary", "moving", "start", "stop"}},
-        {KernelOp::Transpose, {"dst", "src"}},
-        {KernelOp::Fetch, {"dst", "src"}},
-        {KernelOp::TensorCopy, {"dst", "src", "engine"}},
-        {KernelOp::TensorTensor, {"dst", "in0", "in1", "operator", "engine"}},
-        {KernelOp::TensorScalar, {"dst", "src", "operator0", "operand0", "operator1", "operand1", "engine"}},
-        {KernelOp::TensorReduce, {"dst", "src", "reduce", "negate", "engine"}},
-        {KernelOp::Select, {"dst", "predicate", "on_true", "on_false", "engine"}},
-        {KernelOp::Memset, {"dst", "value", "engine"}},
-        {KernelOp::Iota, {"dst", "expr", "engine"}},
-        {KernelOp::Activation, {"dst", "src", "func", "scale", "bias", "reduce"}},
-        {KernelOp::Barrier, {"scope"}},
+const std::vector<OpSpec>& op_specs() {
+    using K = FieldKind;
+    static const std::vector<OpSpec> specs = {
+        {KernelOp::Dma, "dma", "DMA issue (loads: dma_in, stores: dma_out)",
+         "HBM <-> SBUF through the DmaEngine, NoC and HBM: one descriptor per contiguous HBM run",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}, {"queue", K::Queue, false},
+          {"descriptor_bytes", K::Integer, false}, {"spread", K::Bool, false}, {"prebuilt", K::Bool, false}}},
+        {KernelOp::Matmul, "matmul", "tensor", "PSUM[M x N] (+)= stationary[K x M]^T . moving[K x N]",
+         {{"dst", K::Operand, true}, {"stationary", K::Operand, true}, {"moving", K::Operand, true},
+          {"start", K::Expr, false}, {"stop", K::Expr, false}}},
+        {KernelOp::Transpose, "transpose", "tensor", "PSUM[F x P] = SBUF[P x F]^T (a matmul against the identity)",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}}},
+        {KernelOp::Fetch, "fetch", "tensor (operand fetch)",
+         "SBUF operand(s) into staging buffers in one SBUF access (the calibrated GEMM pipeline's fetch stage)",
+         {{"dst", K::OperandList, true}, {"src", K::OperandList, true}}},
+        {KernelOp::TensorCopy, "tensor_copy", "vector or scalar", "dst = src (PSUM -> SBUF evacuation, casts)",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}, {"engine", K::Engine, false}}},
+        {KernelOp::TensorTensor, "tensor_tensor", "vector or scalar", "dst = in0 (operator) in1",
+         {{"dst", K::Operand, true}, {"in0", K::Operand, true}, {"in1", K::Operand, true}, {"operator", K::String, false},
+          {"engine", K::Engine, false}}},
+        {KernelOp::TensorScalar, "tensor_scalar", "vector or scalar",
+         "dst = (src operator0 operand0) operator1 operand1; operands are numbers or one element per partition",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}, {"operator0", K::String, false},
+          {"operand0", K::OperandOrNumber, false}, {"operator1", K::String, false}, {"operand1", K::OperandOrNumber, false},
+          {"engine", K::Engine, false}}},
+        {KernelOp::TensorReduce, "tensor_reduce", "vector or scalar", "dst[P x 1] = reduce(src) along the free axis",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}, {"reduce", K::String, false}, {"negate", K::Bool, false},
+          {"engine", K::Engine, false}}},
+        {KernelOp::Select, "select", "vector or scalar", "dst = predicate ? on_true : on_false",
+         {{"dst", K::Operand, true}, {"predicate", K::Operand, true}, {"on_true", K::OperandOrNumber, true},
+          {"on_false", K::OperandOrNumber, true}, {"engine", K::Engine, false}}},
+        {KernelOp::Memset, "memset", "vector or scalar", "dst = value",
+         {{"dst", K::Operand, true}, {"value", K::Number, false}, {"engine", K::Engine, false}}},
+        {KernelOp::Iota, "iota", "vector or scalar", "dst = an index expression (expr: informational)",
+         {{"dst", K::Operand, true}, {"expr", K::String, false}, {"engine", K::Engine, false}}},
+        {KernelOp::Activation, "activation", "scalar", "dst = func(src x scale + bias); reduce: the free-axis sum",
+         {{"dst", K::Operand, true}, {"src", K::Operand, true}, {"func", K::String, false},
+          {"scale", K::OperandOrNumber, false}, {"bias", K::OperandOrNumber, false}, {"reduce", K::Operand, false}}},
+        {KernelOp::Barrier, "barrier", "(waits)",
+         "scope core: later instructions wait for every earlier one; grid: every instance reaches it first",
+         {{"scope", K::String, false}}},
     };
-    return keys;
+    return specs;
 }
+
+const OpSpec& op_spec(KernelOp op) {
+    for (auto& s : op_specs())
+        if (s.op == op)
+            return s;
+    throw std::logic_error("op_spec: unknown op");
+}
+
+namespace {
 
 class Loader {
 public:
@@ -108,7 +110,7 @@ public:
             fail("/format", "expected \"format\": \"nctlm-kernel\"");
         if (!j.contains("version") || !j["version"].is_number_integer())
             fail("/version", "expected \"version\": 1");
-        if (j["version"].get<int64_t>() != kFormatVersion)
+        if (j["version"] != kFormatVersion)
             fail("/version", fmt::format("version {} is not read by this build (it reads version {})",
                                          j["version"].dump(), kFormatVersion));
         p_.name = j.contains("name") ? string(j["name"], "/name") : "kernel";
@@ -118,8 +120,8 @@ public:
                 fail("/args", "args is an object of integer arguments");
             for (auto& [k, v] : j["args"].items()) {
                 check_name(k, "/args/" + k);
-                if (!v.is_number_integer())
-                    fail("/args/" + k, "an argument is an integer");
+                if (!v.is_number_integer() || (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(INT64_MAX)))
+                    fail("/args/" + k, "an argument is a 64-bit integer");
                 if (symbols_.find(k) >= 0)
                     fail("/args/" + k, "argument '" + k + "' given twice");
                 symbols_.add(k);
@@ -188,10 +190,10 @@ private:
     Expr expr(const json& j, const std::string& path) const {
         if (j.is_boolean())
             return Expr::constant(j.get<bool>());
+        if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX))
+            fail(path, "number too large for a 64-bit integer");
         if (j.is_number_integer())
             return Expr::constant(j.get<int64_t>());
-        if (j.is_number_unsigned())
-            fail(path, "number too large for a 64-bit integer");
         if (j.is_string()) {
             try {
                 return Expr::parse(j.get<std::string>(), symbols_);
@@ -413,10 +415,10 @@ private:
         KernelOp op = KernelOp::Dma;
         bool found = false;
         std::vector<std::string> names;
-        for (KernelOp o : kOps) {
-            names.push_back(op_name(o));
-            if (name == op_name(o)) {
-                op = o;
+        for (auto& spec : op_specs()) {
+            names.push_back(spec.name);
+            if (name == spec.name) {
+                op = spec.op;
                 found = true;
             }
         }
@@ -424,8 +426,9 @@ private:
             std::string hint = did_you_mean(name, names);
             fail(path + "/op", "unknown op '" + name + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
         }
-        std::vector<std::string> keys = op_keys().at(op);
-        keys.insert(keys.end(), {"op", "line", "tile"});
+        std::vector<std::string> keys = {"op", "line", "tile"};
+        for (auto& f : op_spec(op).fields)
+            keys.push_back(f.name);
         check_keys(j, path, keys);
         Instr in;
         in.op = op;

@@ -74,6 +74,24 @@ const char* op_name(KernelOp op);
 
 enum class Engine { Tensor, Vector, Scalar };
 
+// Every op of the format with its keys: the one table the loader, the JSON Schema
+// (kernel_schema.h) and `nctlm describe kernel` read.
+enum class FieldKind { Operand, OperandList, OperandOrNumber, Expr, Integer, Number, Bool, String, Engine, Queue };
+struct OpField {
+    const char* name;
+    FieldKind kind;
+    bool required;
+};
+struct OpSpec {
+    KernelOp op;
+    const char* name;
+    const char* engine;
+    const char* doc;
+    std::vector<OpField> fields;
+};
+const std::vector<OpSpec>& op_specs();
+const OpSpec& op_spec(KernelOp op);
+
 struct Instr {
     KernelOp op = KernelOp::Dma;
     std::string path, line;  // JSON pointer ("/body/0/body/2") and the kernel's file:line ("" if none)

@@ -119,6 +119,75 @@ HbmAccess Walker::hbm(const Operand& o, const Instr& in, const char* role) const
     return a;
 }
 
+namespace {
+// Whether any trip, start, step or condition inside `nodes` reads `slot`.
+bool counts_use(const std::vector<Node>& nodes, int slot) {
+    for (const Node& n : nodes) {
+        if (n.kind == Node::Kind::Loop &&
+            (n.trip.uses(slot) || n.start.uses(slot) || n.step.uses(slot) || counts_use(n.body, slot)))
+            return true;
+        if (n.kind == Node::Kind::If && (n.cond.uses(slot) || counts_use(n.body, slot) || counts_use(n.orelse, slot)))
+            return true;
+    }
+    return false;
+}
+
+struct Counter {
+    const KernelProgram& p;
+    std::vector<int64_t> vars;
+    uint64_t limit;
+    int64_t value(const Expr& e, const std::string& where) {
+        try {
+            return e.eval(vars.data());
+        } catch (const KernelError& err) {
+            throw KernelError(fmt::format("{}: {}: {}", p.file, where, err.what()));
+        }
+    }
+    uint64_t add(uint64_t a, uint64_t b, const Node& at) {
+        if (a + b > limit || a + b < a)
+            throw KernelError(fmt::format("{}: {}: the program expands to more than {} instructions", p.file, at.path,
+                                          limit));
+        return a + b;
+    }
+    uint64_t count(const std::vector<Node>& nodes) {
+        uint64_t n = 0;
+        for (const Node& node : nodes) {
+            if (node.kind == Node::Kind::Instr) {
+                n = add(n, 1, node);
+            } else if (node.kind == Node::Kind::If) {
+                n = add(n, count(value(node.cond, node.path + "/if") ? node.body : node.orelse), node);
+            } else {
+                int64_t trip = value(node.trip, node.path + "/trip");
+                if (trip <= 0)
+                    continue;
+                int64_t start = value(node.start, node.path + "/start"), step = value(node.step, node.path + "/step");
+                if (!counts_use(node.body, node.slot)) {
+                    vars[size_t(node.slot)] = start;
+                    uint64_t body = count(node.body);
+                    if (body && uint64_t(trip) > (limit - n) / body)
+                        throw KernelError(fmt::format("{}: {}: the program expands to more than {} instructions "
+                                                      "({} iterations of {})",
+                                                      p.file, node.path, limit, trip, body));
+                    n += uint64_t(trip) * body;
+                    continue;
+                }
+                for (int64_t t = 0; t < trip; ++t) {
+                    vars[size_t(node.slot)] = start + step * t;
+                    n = add(n, count(node.body), node);
+                }
+            }
+        }
+        return n;
+    }
+};
+} // namespace
+
+uint64_t count_instructions(const KernelProgram& p, const Layout& l, uint32_t instance, uint64_t limit) {
+    Counter c{p, l.vars, limit};
+    c.vars[size_t(p.pid_slot)] = int64_t(instance);
+    return c.count(p.body);
+}
+
 bool Walker::next(Step& out) {
     while (!stack_.empty()) {
         Frame& f = stack_.back();

@@ -54,6 +54,11 @@ struct Step {
     int64_t tile = -1;
 };
 
+// Instructions the program expands to for one instance, without expanding it when the loop nest
+// allows (a loop whose body's counts do not depend on its variable counts as trip x body).
+// Throws KernelError naming the loop once the count passes `limit`.
+uint64_t count_instructions(const KernelProgram& p, const Layout& l, uint32_t instance, uint64_t limit);
+
 class Walker {
 public:
     Walker(const KernelProgram& p, const Layout& l, uint32_t instance);

@@ -99,6 +99,8 @@ struct Program {
     std::function<void()> barrier;
     // PeRunRecord's per-DMA lists (issue and load-done times): off for programs of unbounded length.
     bool dma_records = true;
+    // What a semaphore counts, for deadlock reports ("loads into buffer 'k' copy 1"); optional.
+    std::function<std::string(uint32_t)> semaphore_name;
     uint64_t size() const {
         if (!source)
             return instructions.size();

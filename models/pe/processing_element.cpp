@@ -63,13 +63,37 @@ PeRunRecord ProcessingElement::execute(const Program& program) {
     return record_;
 }
 
-void ProcessingElement::wait_for(const Instruction& ins) {
+void ProcessingElement::wait_for(const Instruction& ins, uint64_t index) {
+    Waiting& me = waiting_[int(ins.unit)];
     for (const SemWait& w : ins.waits) {
         if (w.sem >= sems_.size())
             throw std::invalid_argument(fmt::format("{}: semaphore {} does not exist", name(), w.sem));
+        me = {&ins, index, w};
         while (sems_[w.sem] < w.value)
             sc_core::wait(sem_changed_);
     }
+    me.ins = nullptr;
+}
+
+std::vector<std::string> ProcessingElement::blocked_report() const {
+    std::vector<std::string> lines;
+    if (!program_ || pending_ == 0)
+        return lines;
+    for (int u = 0; u < kUnits; ++u) {
+        const Waiting& w = waiting_[u];
+        if (!w.ins)
+            continue;
+        std::string sem = program_->semaphore_name ? program_->semaphore_name(w.wait.sem)
+                                                   : fmt::format("semaphore {}", w.wait.sem);
+        lines.push_back(fmt::format("{}: the {} engine waits at instruction {} ({}{}) for {} to reach {} (it is at {})",
+                                    name(), unit_name(Unit(u)), w.index,
+                                    w.ins->label ? w.ins->label : stage_name(w.ins->stage),
+                                    w.ins->source ? std::string(" at ") + w.ins->source : std::string(), sem,
+                                    w.wait.value, sems_.at(w.wait.sem)));
+    }
+    if (lines.empty())
+        lines.push_back(fmt::format("{}: {} instruction(s) unfinished", name(), pending_));
+    return lines;
 }
 
 void ProcessingElement::complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow) {
@@ -130,7 +154,7 @@ void ProcessingElement::unit_thread(int unit) {
         for (uint64_t k = 0; k < n; ++k) {
             uint64_t index = source ? source->at(Unit(unit), k, generated) : queues_[unit][k];
             const Instruction& ins = source ? generated : program->instructions[index];
-            wait_for(ins);
+            wait_for(ins, index);
             double start = now_ns();
             bool ok = true;
             switch (ins.op) {

@@ -57,6 +57,9 @@ public:
 
     // Runs `program` to completion; call from a SystemC thread. The program must outlive the call.
     PeRunRecord execute(const Program& program);
+    // Units waiting on a semaphore that nothing will signal, once the simulation has stopped with
+    // a program unfinished: one line each (empty when every program finished).
+    std::vector<std::string> blocked_report() const;
 
     Sbuf sbuf;
     Psum psum;
@@ -80,7 +83,7 @@ private:
         bool has_thread = false;
     };
     void unit_thread(int unit);
-    void wait_for(const Instruction& ins);
+    void wait_for(const Instruction& ins, uint64_t index);
     void complete(const Instruction& ins, int64_t index, double start, double end, uint64_t flow = 0);
     void signal(uint32_t sem, uint64_t ordinal);
     DmaJob& take_job();
@@ -105,6 +108,12 @@ private:
     sc_core::sc_event loads_changed_;
     PeRunRecord record_;
     std::array<int, kUnits> tracks_{};
+    struct Waiting {  // what each unit waits for now (deadlock reports)
+        const Instruction* ins = nullptr;
+        uint64_t index = 0;
+        SemWait wait{0, 0};
+    };
+    std::array<Waiting, kUnits> waiting_{};
     Counter &instructions_, &dma_instructions_, &dma_bytes_, &dma_issue_busy_ns_;
 };
 

@@ -13,9 +13,11 @@ using kernel::KernelError;
 const FieldList<KernelTestbenchConfig>& KernelTestbenchConfig::fields() {
     using C = KernelTestbenchConfig;
     static const FieldList<C> f = {
-        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid"),
+        count("first_tile", &C::first_tile, "0", 0, 255, "NeuronCore that runs instance 0 of the kernel's grid")
+            .setting("where the kernel runs"),
         count("core_stride", &C::core_stride, "1", 1, 255,
-              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")};
+              "instance i runs on tile first_tile + i x core_stride (2 on trn2: one core per stack)")
+            .setting("where the kernel runs")};
     return f;
 }
 
@@ -171,7 +173,7 @@ nlohmann::json KernelTestbench::results() const {
                                                                 total.per_unit[size_t(Unit::DmaOut)]
                                                           : total.per_unit[size_t(units[e].second)]}};
     }
-    memory_.add_use(use);
+    memory_.add_use(use, true);
     ResourceUse most = busiest(use);
     // Time the matmuls would take at the tensor engines' peak, per dtype, over the wall: the
     // fraction of peak (exact for mixed dtypes too).

@@ -15,8 +15,14 @@ KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const
         lowering_.dma_queues = pc.dma.queues;
         lowering_.descriptor_bytes = pc.pe.dma_descriptor_bytes;
         // Every instance's whole program, checked and counted before anything runs.
-        for (uint32_t i = 0; i < layout_->grid; ++i)
+        for (uint32_t i = 0; i < layout_->grid; ++i) {
             counts_.push_back(kernel::check_kernel(*program_, *layout_, i, pc.pe, lowering_));
+            // Instances meet at grid barriers: one that reaches fewer would leave the others waiting.
+            if (counts_[i].grid_barriers != counts_[0].grid_barriers)
+                throw KernelError(fmt::format("{}: instance {} reaches {} grid barrier(s) but instance 0 reaches {}: "
+                                              "every instance must reach each barrier",
+                                              program_->file, i, counts_[i].grid_barriers, counts_[0].grid_barriers));
+        }
     } catch (const KernelError& e) {
         throw ConfigError(e.what());
     }

@@ -14,6 +14,7 @@ NCTLM_FUZZ_TARGET(units);
 NCTLM_FUZZ_TARGET(set);
 NCTLM_FUZZ_TARGET(config);
 NCTLM_FUZZ_TARGET(sweep_spec);
+NCTLM_FUZZ_TARGET(kernel);
 
 namespace {
 size_t replay(const std::string& target, int (*fn)(const uint8_t*, size_t)) {
@@ -33,6 +34,7 @@ TEST(FuzzCorpus, Units) { EXPECT_GT(replay("units", &nctlm_fuzz_units), 0u); }
 TEST(FuzzCorpus, Set) { EXPECT_GT(replay("set", &nctlm_fuzz_set), 0u); }
 TEST(FuzzCorpus, Config) { EXPECT_GT(replay("config", &nctlm_fuzz_config), 0u); }
 TEST(FuzzCorpus, SweepSpec) { EXPECT_GT(replay("sweep_spec", &nctlm_fuzz_sweep_spec), 0u); }
+TEST(FuzzCorpus, Kernel) { EXPECT_GT(replay("kernel", &nctlm_fuzz_kernel), 0u); }
 
 // The dictionaries (scripts/fuzz passes them with -dict) steer the YAML and --set fuzzers to real
 // keys; a key added to a field list and missing here would go unfuzzed past its name.

@@ -1,0 +1,180 @@
+// Kernel programs on whole platforms (the `kernel` testbench, `nctlm kernel`, exit codes): figures
+// that follow from the program, the trace's spans, bounded memory on long programs, and the
+// run-time deadlock report.
+#include "models/pe/processing_element.h"
+#include "tests/support.h"
+#include "testbenches/testbench.h"
+
+#include <fstream>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/resource.h>
+
+using namespace nctlm;
+using json = nlohmann::json;
+
+namespace {
+// A kernel run: `kernel` a shipped name or a file path.
+RunOutcome run_kernel(const std::string& platform, const std::string& kernel, std::vector<std::string> sets = {}) {
+    RunOptions o;
+    o.platform_file = test::platform(platform);
+    o.testbench = "kernel";
+    o.workload_file = kernel;
+    o.overrides = std::move(sets);
+    return run(o);
+}
+
+const json& results(const RunOutcome& out) {
+    EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors[0]);
+    return out.report["results"];
+}
+} // namespace
+
+TEST(KernelRun, AddMovesItsTensorsAndBindsOnTheMemorySide) {
+    auto out = run_kernel("trn1", "add", {"kernel.rows=512", "kernel.cols=1024"});
+    const json& r = results(out);
+    EXPECT_EQ(r["dma"]["bytes_in"], 2u * 512 * 1024 * 2);
+    EXPECT_EQ(r["dma"]["bytes_out"], 512u * 1024 * 2);
+    EXPECT_EQ(r["instructions_by_op"]["dma"], 12u);
+    EXPECT_EQ(r["instructions_by_op"]["tensor_tensor"], 4u);
+    EXPECT_EQ(r["engines"]["vector"]["instructions"], 4u);
+    EXPECT_GT(r["wall_ns"].get<double>(), 0);
+    EXPECT_EQ(r["flops"], 0.0);
+    EXPECT_NE(r["bound"], "engine");  // two loads and a store per vector add of 1024 elements
+}
+
+TEST(KernelRun, GemmFlopsAndFractionOfPeakFollowFromTheShape) {
+    auto out = run_kernel("trn1", "gemm",
+                          {"kernel.M=512", "kernel.N=1024", "kernel.K=1024", "kernel.BM=512", "kernel.BN=1024",
+                           "kernel.BK=512"});
+    const json& r = results(out);
+    EXPECT_DOUBLE_EQ(r["flops"].get<double>(), 2.0 * 512 * 1024 * 1024);
+    double wall_s = r["wall_ns"].get<double>() * 1e-9;
+    EXPECT_NEAR(r["tflops"].get<double>(), r["flops"].get<double>() / wall_s / 1e12, 1e-9);
+    double peak = 2.0 * 128 * 128 * 2.8e9;  // trn1 bf16
+    EXPECT_NEAR(r["fraction_of_peak"].get<double>(), r["flops"].get<double>() / wall_s / peak, 1e-9);
+    EXPECT_GT(r["fraction_of_peak"].get<double>(), 0.1);
+    EXPECT_LE(r["fraction_of_peak"].get<double>(), 1.0);
+    EXPECT_EQ(r["engines"]["tensor"]["instructions"], (512u / 128) * (1024u / 512) * (1024u / 128));
+}
+
+TEST(KernelRun, GridInstancesMeetAtBarriersAndRunOnTheirTiles) {
+    auto out = run_kernel("trn2", test::source_path("fuzz/corpus/kernel/loops"), {"testbench.core_stride=2"});
+    const json& r = results(out);
+    EXPECT_EQ(r["grid"], 2u);
+    EXPECT_EQ(r["tiles"], json::array({0, 2}));
+    EXPECT_EQ(r["per_instance"].size(), 2u);
+}
+
+TEST(KernelRun, TraceHasASpanPerInstructionWithItsSourceLine) {
+    std::string trace = test::temp_file("", ".json");
+    RunOptions o;
+    o.platform_file = test::platform("tiny");
+    o.testbench = "kernel";
+    o.workload_file = "add";
+    o.overrides = {"kernel.rows=256", "kernel.cols=256"};
+    o.trace_file = trace;
+    RunOutcome out = run(o);
+    ASSERT_TRUE(out.errors.empty());
+    std::ifstream in(trace);
+    json t = json::parse(in);
+    int spans = 0, with_source = 0;
+    for (auto& e : t["traceEvents"])
+        if (e["ph"] == "X" && e["args"].contains("instruction")) {
+            ++spans;
+            if (e["args"].contains("source")) {
+                ++with_source;
+                EXPECT_EQ(e["args"]["source"].get<std::string>().rfind("kernels/add.py:", 0), 0u) << e.dump();
+            }
+        }
+    EXPECT_EQ(spans, 8);  // 2 row blocks x (2 loads, 1 add, 1 store)
+    EXPECT_EQ(with_source, spans);
+}
+
+// A program of a million instructions is a few hundred bytes and runs in a few MB: loops expand
+// lazily, one lowering per engine, dependency records bounded.
+TEST(KernelRun, AMillionInstructionsRunInBoundedMemory) {
+    std::string file = test::temp_file(R"({"format": "nctlm-kernel", "version": 1, "name": "million", "args": {"n": 1000000},
+      "buffers": [{"name": "t", "memory": "sbuf", "partitions": 128, "shape": [64], "dtype": "bf16", "bufs": 4},
+                  {"name": "u", "memory": "sbuf", "partitions": 128, "shape": [64], "dtype": "bf16", "bufs": 4}],
+      "body": [{"loop": "i", "trip": "n // 2", "body": [
+        {"op": "memset", "dst": {"buf": "t", "copy": "i"}, "value": 1},
+        {"op": "activation", "func": "exp", "dst": {"buf": "u", "copy": "i"}, "src": {"buf": "t", "copy": "i"}}]}]})",
+                                       ".json");
+    auto out = run_kernel("trn1", file);
+    const json& r = results(out);
+    EXPECT_EQ(r["instructions"], 1000000u);
+    rusage use{};
+    getrusage(RUSAGE_SELF, &use);
+    EXPECT_LT(use.ru_maxrss, 200 * 1024) << "peak RSS " << use.ru_maxrss << " KiB";
+}
+
+TEST(KernelCli, BadKernelsExitTwoNamingTheInstruction) {
+    std::string bad = test::temp_file(R"({"format": "nctlm-kernel", "version": 1,
+      "buffers": [{"name": "t", "memory": "sbuf", "partitions": 128, "shape": [64], "dtype": "bf16"}],
+      "body": [{"op": "tensor_copy", "dst": {"buf": "t"}, "src": {"buf": "t", "p": [64, 128]}, "line": "mine.py:7"}]})",
+                                      ".json");
+    auto r = test::run_cli("run -p trn1 -t kernel -w " + bad);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("tensor_copy /body/0 (mine.py:7)"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("partitions [64, 192) are outside buffer 't'"), std::string::npos) << r.err;
+    auto typo = test::run_cli("run -p trn1 -t kernel -w add --set kernel.rowz=4");
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_NE(typo.err.find("--set kernel.rowz"), std::string::npos) << typo.err;
+    EXPECT_NE(typo.err.find("did you mean 'rows'"), std::string::npos) << typo.err;
+    auto not_int = test::run_cli("run -p trn1 -t kernel -w add --set kernel.rows=1.5");
+    EXPECT_EQ(not_int.exit_code, 2);
+    auto none = test::run_cli("run -p trn1 -t kernel");
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("needs a kernel program"), std::string::npos) << none.err;
+    auto missing = test::run_cli("run -p trn1 -t kernel -w /nonexistent.json");
+    EXPECT_EQ(missing.exit_code, 2);
+    auto too_big = test::run_cli("run -p trn1 -t kernel -w add --set kernel.rows=67108864 --set kernel.cols=1024");
+    EXPECT_EQ(too_big.exit_code, 2);
+    EXPECT_NE(too_big.err.find("does not fit HBM stack"), std::string::npos) << too_big.err;
+    auto schema = test::run_cli("describe kernel --schema");
+    EXPECT_EQ(schema.exit_code, 0);
+    EXPECT_NO_THROW(json::parse(schema.out));
+}
+
+// A program whose engine waits on a semaphore nothing signals: exit 3 naming the engine, the
+// instruction and the semaphore (kernel programs are checked so this cannot happen; hand-built
+// PE programs and custom testbenches can).
+namespace {
+class StuckTestbench : public Testbench {
+public:
+    void configure(const ConfigTree&) override {}
+    void build(Platform& p) override {
+        Instruction i;
+        i.op = Op::VectorOp;
+        i.unit = Unit::Vector;
+        i.n_free = 8;
+        i.partitions = 1;
+        i.label = "waits_forever";
+        i.waits.push_back({0, 1});
+        program_.instructions.push_back(i);
+        program_.semaphores = 1;
+        program_.semaphore_name = [](uint32_t) { return std::string("the never-signalled semaphore"); };
+        ProcessingElement& pe = p.tiles[0].pe;
+        sc_core::sc_spawn([this, &pe] { pe.execute(program_); });
+    }
+    nlohmann::json results() const override { return {}; }
+
+private:
+    Program program_;
+};
+} // namespace
+
+TEST(KernelRun, ADeadlockedEngineIsReportedByName) {
+    register_testbench({"stuck", "waits forever", [] { return std::make_unique<StuckTestbench>(); }});
+    RunOptions o;
+    o.platform_file = test::platform("tiny");
+    o.testbench = "stuck";
+    RunOutcome out = run(o);
+    ASSERT_GE(out.errors.size(), 2u);
+    EXPECT_NE(out.errors[0].find("deadlock"), std::string::npos) << out.errors[0];
+    EXPECT_NE(out.errors[1].find("vector engine waits at instruction 0 (waits_forever)"), std::string::npos)
+        << out.errors[1];
+    EXPECT_NE(out.errors[1].find("the never-signalled semaphore to reach 1 (it is at 0)"), std::string::npos)
+        << out.errors[1];
+}
