@@ -30,6 +30,14 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
       wakes_(stats().counter(std::string(this->name()) + ".kernel_wakes", "")),
       noc_bursts_(stats().counter(noc_name + ".bursts", "")) {
     const double dma_rate = dma.data_bandwidth().bytes_per_s / 1e9;
+    // PCs first: a usage vector lists its resources by id, and a solve stops at the first full one
+    // (the pseudo-channels are the resources that fill).
+    std::vector<uint32_t> all_pcs;
+    for (uint32_t s = 0; s < hbm.stacks; ++s)
+        for (uint32_t p = 0; p < hbm.pseudo_channels; ++p) {
+            pc_.push_back(solver_.add_resource(table_.peak()));
+            all_pcs.push_back(pc_.back());
+        }
     for (size_t l = 0; l < topology_.links(); ++l) {
         LinkKind k = topology_.kind(l);
         bool ring = k == LinkKind::RingClockwise || k == LinkKind::RingCounter;
@@ -39,12 +47,6 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
             pipe_.push_back(solver_.add_resource(dma_rate));  // tile links come first, in tile order
     }
     last_end_.assign(pipe_.size(), ~uint64_t(0));
-    std::vector<uint32_t> all_pcs;
-    for (uint32_t s = 0; s < hbm.stacks; ++s)
-        for (uint32_t p = 0; p < hbm.pseudo_channels; ++p) {
-            pc_.push_back(solver_.add_resource(table_.peak()));
-            all_pcs.push_back(pc_.back());
-        }
     if (refresh_outage_) {  // every PC refreshes at k x tREFI for tRFC (PcScheduler's schedule)
         DramTiming t = DramTiming::from(hbm);
         solver_.add_outage(all_pcs, t.refi, t.refi, t.rfc);

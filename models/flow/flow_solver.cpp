@@ -56,6 +56,15 @@ void FlowSolver::add_flow(uint32_t cls, double bytes, double join, uint64_t tag)
     joins_.push({std::max(join, now_), cls, std::max(0.0, bytes), tag, order_++});
 }
 
+double FlowSolver::resource_bytes(uint32_t r) const {
+    double bytes = 0;
+    for (const Class& c : classes_)
+        for (const Usage& u : c.usage)
+            if (u.resource == r)
+                bytes += c.moved * u.weight;
+    return bytes;
+}
+
 size_t FlowSolver::class_flows(uint32_t cls) const {
     const Class& c = classes_[cls];
     return sharing_ == Sharing::Fair ? c.flows : c.queue.size();
@@ -94,8 +103,7 @@ void FlowSolver::progress_to(double t) {
                 continue;
             const double moved = c.rate * dt;
             c.v += moved;
-            for (const Usage& u : c.usage)
-                resources_[u.resource].bytes += moved * double(c.flows) * u.weight;
+            c.moved += moved * double(c.flows);
         }
     now_ = std::max(now_, t);
 }
@@ -114,8 +122,7 @@ void FlowSolver::settle(Class& c) {
     if (c.rate > 0 && now_ > c.since) {
         const double moved = c.rate * (now_ - c.since);
         c.left -= moved;
-        for (const Usage& u : c.usage)
-            resources_[u.resource].bytes += moved * u.weight;
+        c.moved += moved;
     }
     c.since = now_;
 }
@@ -123,8 +130,11 @@ void FlowSolver::settle(Class& c) {
 void FlowSolver::allocate(Class& c) {
     settle(c);
     double rate = c.bound;
-    for (const Usage& u : c.usage)
+    for (const Usage& u : c.usage) {
         rate = std::min(rate, resources_[u.resource].remaining / u.weight);
+        if (!(rate > 0))
+            break;  // a full resource: the rest cannot give it more
+    }
     if (!(rate > 1e-15)) {  // nothing (but rounding) left for it
         c.rate = 0;
         return;
@@ -142,23 +152,23 @@ void FlowSolver::allocate(Class& c) {
 // Class heads oldest first, each taking what the older ones left.
 void FlowSolver::solve_in_order() {
     next_finish_ = kNever;
-    for (uint32_t r : touched_)
-        resources_[r].remaining = resources_[r].capacity;
-    touched_.clear();
-    std::sort(active_.begin(), active_.end(),
-              [this](uint32_t a, uint32_t b) { return classes_[a].queue.front().order < classes_[b].queue.front().order; });
+    for (Resource& r : resources_)  // all of them: fewer than the usage entries of the classes
+        r.remaining = r.capacity;
+    // Heads oldest first. Mostly in order already (a class that moved on went younger): an insertion
+    // sort moves only those.
+    for (size_t k = 1; k < active_.size(); ++k) {
+        const uint32_t x = active_[k];
+        const uint64_t key = classes_[x].queue.front().order;
+        size_t j = k;
+        for (; j > 0 && classes_[active_[j - 1]].queue.front().order > key; --j)
+            active_[j] = active_[j - 1];
+        active_[j] = x;
+    }
     for (size_t k = 0; k < active_.size(); ++k) {
         Class& c = classes_[active_[k]];
         c.active_index = k;
-        for (const Usage& u : c.usage)
-            if (!resources_[u.resource].touched) {
-                resources_[u.resource].touched = true;
-                touched_.push_back(u.resource);
-            }
         allocate(c);
     }
-    for (uint32_t r : touched_)
-        resources_[r].touched = false;
 }
 
 // Progressive filling: raise every unfixed class's rate together until a resource is full (or a
@@ -304,14 +314,7 @@ void FlowSolver::join(const Join& j) {
     if (dirty_)
         return;
     // The youngest moving flow takes what the others leave: no older flow changes.
-    for (const Usage& u : c.usage)
-        if (!resources_[u.resource].touched) {
-            resources_[u.resource].touched = true;
-            touched_.push_back(u.resource);
-        }
     allocate(c);
-    for (const Usage& u : c.usage)
-        resources_[u.resource].touched = false;
 }
 
 void FlowSolver::collect_finishes(double t) {

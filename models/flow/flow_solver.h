@@ -70,7 +70,7 @@ public:
     double class_rate(uint32_t cls);
     size_t class_flows(uint32_t cls) const;  // joined and not done
     double resource_capacity(uint32_t r) const { return resources_[r].capacity; }
-    double resource_bytes(uint32_t r) const { return resources_[r].bytes; }  // moved through it so far
+    double resource_bytes(uint32_t r) const;  // moved through it up to the last rate change (statistics)
     size_t classes() const { return classes_.size(); }
     uint64_t solves() const { return solves_; }
     uint64_t events() const { return events_; }  // joins + finishes + outage changes processed
@@ -89,6 +89,7 @@ private:
         std::vector<Usage> usage;
         double bound = kNever;
         double rate = 0;  // per moving flow
+        double moved = 0; // bytes its flows moved, all together
         bool fixed = false;
         size_t active_index = ~size_t(0);
         // fair
@@ -102,7 +103,6 @@ private:
     struct Resource {
         double capacity = 0, nominal = 0;
         double remaining = 0, demand = 0;  // solve(): capacity left, weighted flows not yet fixed
-        double bytes = 0;
         bool down = false;              // in an outage
         std::vector<uint32_t> classes;  // fair: active classes crossing it
         bool touched = false;
@@ -144,7 +144,6 @@ private:
     std::priority_queue<Join, std::vector<Join>, std::greater<Join>> joins_;
     std::vector<Outage> outages_;
     std::vector<std::pair<uint64_t, double>> done_;  // advance(): finished in this step
-    std::vector<uint32_t> touched_;
     double now_ = 0;
     uint64_t order_ = 0, solves_ = 0, events_ = 0;
     bool dirty_ = false;
