@@ -23,6 +23,12 @@ install(FILES ${PROJECT_BINARY_DIR}/include/models/common/version.h
 
 # Data the CLI and users need: shipped platforms, workloads, sweeps, the plot script, docs.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/ DESTINATION ${NCTLM_INSTALL_DATADIR}/configs)
+# The NKI tracer `nctlm kernel` runs (python_package_dir() looks here), and the kernel library's
+# NKI-style sources (configs/kernels/NAME.json is traced from them).
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/nctlm DESTINATION ${NCTLM_INSTALL_DATADIR}/python
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/kernels/ DESTINATION ${NCTLM_INSTALL_DATADIR}/kernels
+  FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)
 install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/plot DESTINATION ${NCTLM_INSTALL_DATADIR}/scripts)
 install(FILES ${PROJECT_BINARY_DIR}/nctlm.schema.json ${PROJECT_BINARY_DIR}/kernel.schema.json DESTINATION ${NCTLM_INSTALL_DATADIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR})

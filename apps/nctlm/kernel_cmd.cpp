@@ -23,7 +23,8 @@ namespace {
 const char* kKernelUsage = R"(usage: nctlm kernel FILE.py::FN [--arg NAME=VALUE]... -p PLATFORM [options]
 
 Traces the NKI-style kernel FN in FILE.py (import nctlm.nki as nki; docs/kernels.md) and runs it on
-the platform's NeuronCores. VALUE is a tensor, dtype[dims] (bf16[4096,8192]), or a number.
+the platform's NeuronCores. VALUE is a tensor, dtype[dims] (bf16[4096,8192]), or a number; sym:V
+or dims NAME=V (bf16[ROWS=4096,COLS=2048]) keep an integer symbolic: the program's args.
 
 tracer options:
   --arg NAME=VALUE   a kernel parameter (repeatable)

@@ -3,6 +3,9 @@
 #include "models/common/config.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 
 namespace nctlm::kernel {
@@ -52,6 +55,34 @@ int64_t floor_mod(int64_t a, int64_t b) {
     return r;
 }
 
+// The operators integer and real expressions share: min/max, comparisons, logic (1 or 0).
+template <class T> T apply_common(Code c, T a, T b) {
+    switch (c) {
+    case Code::Min:
+        return std::min(a, b);
+    case Code::Max:
+        return std::max(a, b);
+    case Code::Eq:
+        return a == b;
+    case Code::Ne:
+        return a != b;
+    case Code::Lt:
+        return a < b;
+    case Code::Le:
+        return a <= b;
+    case Code::Gt:
+        return a > b;
+    case Code::Ge:
+        return a >= b;
+    case Code::And:
+        return a != 0 && b != 0;
+    case Code::Or:
+        return a != 0 || b != 0;
+    default:
+        return 0;
+    }
+}
+
 int64_t apply(Code c, int64_t a, int64_t b) {
     int64_t r = 0;
     switch (c) {
@@ -71,35 +102,29 @@ int64_t apply(Code c, int64_t a, int64_t b) {
         return floor_div(a, b);
     case Code::Mod:
         return floor_mod(a, b);
-    case Code::Min:
-        return std::min(a, b);
-    case Code::Max:
-        return std::max(a, b);
-    case Code::Eq:
-        return a == b;
-    case Code::Ne:
-        return a != b;
-    case Code::Lt:
-        return a < b;
-    case Code::Le:
-        return a <= b;
-    case Code::Gt:
-        return a > b;
-    case Code::Ge:
-        return a >= b;
-    case Code::And:
-        return a && b;
-    case Code::Or:
-        return a || b;
     default:
-        return 0;
+        return apply_common(c, a, b);
     }
 }
 
-// Recursive descent over the grammar of docs/kernels.md, emitting postfix code.
+int64_t real_bits(double v) {
+    int64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    return bits;
+}
+
+double bits_real(int64_t bits) {
+    double v = 0;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+// Recursive descent over the grammar of docs/kernels.md, emitting postfix code. `real`: the real
+// grammar (also '/', '**' as Python binds it, decimal literals).
 class Parser {
 public:
-    Parser(const std::string& text, const Symbols& symbols) : s_(text), symbols_(symbols) {}
+    Parser(const std::string& text, const Symbols& symbols, bool real = false)
+        : s_(text), symbols_(symbols), real_(real) {}
     std::vector<Step> run() {
         parse_or();
         skip();
@@ -188,6 +213,9 @@ private:
             } else if (eat("%")) {
                 parse_unary();
                 emit(Code::Mod);
+            } else if (real_ && eat("/")) {
+                parse_unary();
+                emit(Code::Div);
             } else {
                 skip();
                 if (pos_ < s_.size() && s_[pos_] == '/')
@@ -204,13 +232,53 @@ private:
             parse_unary();
         } else {
             parse_primary();
+            if (real_ && eat("**")) {  // binds tighter than a unary minus on its left, not on its right
+                parse_unary();
+                emit(Code::Pow);
+            }
         }
+    }
+    // A decimal literal of the real grammar (1.5, 1e-05, 2.5E3) starting at pos_, or false.
+    bool real_literal() {
+        size_t end = pos_;
+        while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end])))
+            ++end;
+        bool real = false;
+        if (end < s_.size() && s_[end] == '.') {
+            real = true;
+            ++end;
+            while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end])))
+                ++end;
+        }
+        if (end < s_.size() && (s_[end] == 'e' || s_[end] == 'E')) {
+            size_t e = end + 1;
+            if (e < s_.size() && (s_[e] == '+' || s_[e] == '-'))
+                ++e;
+            if (e < s_.size() && std::isdigit(static_cast<unsigned char>(s_[e]))) {
+                real = true;
+                end = e;
+                while (end < s_.size() && std::isdigit(static_cast<unsigned char>(s_[end])))
+                    ++end;
+            }
+        }
+        if (!real)
+            return false;
+        if (!real_)
+            fail("a real number in an integer expression");
+        double v = std::strtod(s_.substr(pos_, end - pos_).c_str(), nullptr);
+        if (!std::isfinite(v))
+            fail("number out of range");
+        emit(Code::RealConst, real_bits(v));
+        pos_ = end;
+        return true;
     }
     void parse_primary() {
         skip();
         if (pos_ >= s_.size())
             fail("unexpected end");
         char c = s_[pos_];
+        if (std::isdigit(static_cast<unsigned char>(c)) && real_literal())
+            return;
         if (std::isdigit(static_cast<unsigned char>(c))) {
             int64_t v = 0;
             while (pos_ < s_.size() && std::isdigit(static_cast<unsigned char>(s_[pos_]))) {
@@ -260,6 +328,7 @@ private:
 
     const std::string& s_;
     const Symbols& symbols_;
+    bool real_ = false;
     size_t pos_ = 0;
     std::vector<Step> out_;
 };
@@ -291,11 +360,68 @@ int64_t run(const std::vector<Step>& code, const int64_t* vars) {
     return stack[0];
 }
 
+double apply_real(Code c, double a, double b) {
+    switch (c) {
+    case Code::Add:
+        return a + b;
+    case Code::Sub:
+        return a - b;
+    case Code::Mul:
+        return a * b;
+    case Code::Div:
+        if (b == 0)
+            throw KernelError("division by zero");
+        return a / b;
+    case Code::Pow:
+        return std::pow(a, b);
+    case Code::FloorDiv:
+        if (b == 0)
+            throw KernelError("division by zero");
+        return std::floor(a / b);
+    case Code::Mod:
+        if (b == 0)
+            throw KernelError("modulo by zero");
+        return a - b * std::floor(a / b);
+    default:
+        return apply_common(c, a, b);
+    }
+}
+
+double run_real(const std::vector<Step>& code, const int64_t* vars) {
+    double stack[64];
+    int sp = 0;
+    for (const Step& s : code) {
+        switch (s.code) {
+        case Code::Const:
+            stack[sp++] = double(s.value);
+            break;
+        case Code::RealConst:
+            stack[sp++] = bits_real(s.value);
+            break;
+        case Code::Var:
+            stack[sp++] = double(vars[s.value]);
+            break;
+        case Code::Neg:
+            stack[sp - 1] = -stack[sp - 1];
+            break;
+        case Code::Not:
+            stack[sp - 1] = stack[sp - 1] == 0;
+            break;
+        default:
+            stack[sp - 2] = apply_real(s.code, stack[sp - 2], stack[sp - 1]);
+            --sp;
+        }
+    }
+    if (!std::isfinite(stack[0]))
+        throw KernelError("the value is not a finite number");
+    return stack[0];
+}
+
 // Deepest stack the postfix code needs.
 int depth(const std::vector<Step>& code) {
     int sp = 0, most = 0;
     for (const Step& s : code) {
-        if (s.code == Code::Const || s.code == Code::Var)
+        if (s.code == Code::Const || s.code == Code::Var || s.code == Code::RealConst)
             ++sp;
         else if (s.code != Code::Neg && s.code != Code::Not)
             --sp;
@@ -313,10 +439,11 @@ Expr Expr::constant(int64_t v) {
     return e;
 }
 
-Expr Expr::parse(const std::string& text, const Symbols& symbols) {
+Expr Expr::compile(const std::string& text, const Symbols& symbols, bool real) {
     Expr e;
     e.text_ = text;
-    e.code_ = Parser(text, symbols).run();
+    e.real_ = real;
+    e.code_ = Parser(text, symbols, real).run();
     if (depth(e.code_) > 64)
         throw KernelError(fmt::format("expression '{}': nested too deeply", text));
     e.constant_ = true;
@@ -324,12 +451,27 @@ Expr Expr::parse(const std::string& text, const Symbols& symbols) {
         e.constant_ = e.constant_ && s.code != Code::Var;
     if (e.constant_) {
         try {
-            e.code_ = {{Code::Const, run(e.code_, nullptr)}};
+            e.code_ = {real ? Step{Code::RealConst, real_bits(run_real(e.code_, nullptr))}
+                            : Step{Code::Const, run(e.code_, nullptr)}};
         } catch (const KernelError& err) {
             throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
         }
     }
     return e;
+}
+
+Expr Expr::parse(const std::string& text, const Symbols& symbols) { return compile(text, symbols, false); }
+
+Expr Expr::parse_real(const std::string& text, const Symbols& symbols) { return compile(text, symbols, true); }
+
+double Expr::eval_real(const int64_t* vars) const {
+    if (code_.empty())
+        return 0;
+    try {
+        return run_real(code_, vars);
+    } catch (const KernelError& err) {
+        throw KernelError(fmt::format("expression '{}': {}", text_, err.what()));
+    }
 }
 
 int64_t Expr::eval(const int64_t* vars) const {

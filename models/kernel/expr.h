@@ -1,7 +1,8 @@
 // Integer expressions of the kernel program format (docs/kernels.md, "Expressions"): compiled once
 // at load time against a symbol table (arguments, `pid`, loop variables, each a slot), evaluated
 // many times while loops expand. 64-bit signed arithmetic; overflow and division by zero throw.
-// Pure C++.
+// Real expressions (parse_real: the same grammar plus `/`, `**` and decimal literals, evaluated in
+// double precision) are the scalar operands computed from arguments, e.g. "1 / COLS". Pure C++.
 #pragma once
 
 #include <cstdint>
@@ -38,23 +39,29 @@ public:
     static Expr constant(int64_t v);
     // Throws KernelError for a syntax error or an unknown name (with a did-you-mean).
     static Expr parse(const std::string& text, const Symbols& symbols);
+    static Expr parse_real(const std::string& text, const Symbols& symbols);
     int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero)
+    double eval_real(const int64_t* vars) const;  // a real expression's value; throws KernelError (not finite)
     bool is_constant() const { return constant_; }
+    bool is_real() const { return real_; }
     const std::string& text() const { return text_; }
     bool uses(int slot) const;  // whether the expression reads the slot
 
     enum class Code : uint8_t {
-        Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not
+        Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
+        RealConst, Div, Pow  // real expressions only
     };
     struct Step {
         Code code;
-        int64_t value;  // Const: the value; Var: the slot
+        int64_t value;  // Const: the value; Var: the slot; RealConst: the double's bits
     };
 
 private:
+    static Expr compile(const std::string& text, const Symbols& symbols, bool real);
     std::vector<Step> code_;  // postfix
     std::string text_;
     bool constant_ = true;
+    bool real_ = false;
 };
 
 } // namespace nctlm::kernel

@@ -109,6 +109,14 @@ Layout make_layout(const KernelProgram& p, const PeConfig& pe, uint32_t max_grid
         }
         l.buffers.push_back(std::move(bl));
     }
+    // Scalar operands given as real expressions of the arguments: defined at these values.
+    for (const Instr& in : p.instrs)
+        for (const Expr& e : in.numbers)
+            try {
+                (void)e.eval_real(l.vars.data());
+            } catch (const KernelError& err) {
+                throw KernelError(fmt::format("{}: {}: {}", f, in.where(), err.what()));
+            }
     if (l.sbuf_bytes > pe.sbuf_partition_bytes) {
         std::string list;
         for (size_t i = 0; i < p.buffers.size(); ++i)

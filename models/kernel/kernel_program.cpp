@@ -125,6 +125,7 @@ public:
                 if (symbols_.find(k) >= 0)
                     fail("/args/" + k, "argument '" + k + "' given twice");
                 symbols_.add(k);
+                arg_symbols_.add(k);
                 p_.arg_names.push_back(k);
                 p_.arg_values.push_back(v.get<int64_t>());
             }
@@ -315,13 +316,28 @@ private:
             fail(path, "expected [start, size]");
         return {expr(j[0], path + "/0"), expr(j[1], path + "/1")};
     }
-    Operand operand(const json& j, const std::string& path, bool numbers_ok = false) const {
+    // A number: a JSON number, or a real expression of the arguments ("1 / COLS", "D ** -0.5").
+    Operand number(const json& j, const std::string& path) const {
         Operand o;
-        if (numbers_ok && j.is_number()) {
-            o.kind = Operand::Kind::Number;
+        o.kind = Operand::Kind::Number;
+        if (j.is_number()) {
             o.number = j.get<double>();
             return o;
         }
+        if (!j.is_string())
+            fail(path, "expected a number or a real expression of the arguments");
+        try {
+            o.real = Expr::parse_real(j.get<std::string>(), arg_symbols_);
+        } catch (const KernelError& e) {
+            fail(path, std::string(e.what()) + " (a scalar operand may use the kernel's arguments only)");
+        }
+        o.has_real = true;
+        return o;
+    }
+    Operand operand(const json& j, const std::string& path, bool numbers_ok = false) const {
+        if (numbers_ok && (j.is_number() || j.is_string()))
+            return number(j, path);
+        Operand o;
         if (!j.is_object())
             fail(path, numbers_ok ? "expected a number or an operand object" : "expected an operand object");
         if (j.contains("buf")) {
@@ -439,11 +455,16 @@ private:
             in.has_tile = true;
             in.tile = expr(j["tile"], path + "/tile");
         }
+        auto keep_real = [&](Operand o) {
+            if (o.has_real)
+                in.numbers.push_back(o.real);
+            return o;
+        };
         auto need = [&](const char* key, bool numbers_ok = false) {
-            return operand(field(j, key, path), path + "/" + key, numbers_ok);
+            return keep_real(operand(field(j, key, path), path + "/" + key, numbers_ok));
         };
         auto maybe = [&](const char* key, bool numbers_ok = false) {
-            return j.contains(key) ? operand(j[key], path + "/" + key, numbers_ok) : Operand{};
+            return j.contains(key) ? keep_real(operand(j[key], path + "/" + key, numbers_ok)) : Operand{};
         };
         auto text = [&](const char* key, const char* def) {
             return j.contains(key) ? string(j[key], path + "/" + key) : std::string(def);
@@ -544,6 +565,8 @@ private:
             break;
         case KernelOp::Memset:
             in.dst = need("dst");
+            if (j.contains("value"))
+                keep_real(number(j["value"], path + "/value"));
             break;
         case KernelOp::Iota:
             in.dst = need("dst");
@@ -630,6 +653,7 @@ private:
     std::string file_;
     KernelProgram p_;
     Symbols symbols_;
+    Symbols arg_symbols_;  // the arguments alone (slots as in symbols_): what a real expression may use
     int depth_ = 0;
 };
 

@@ -63,6 +63,8 @@ struct Operand {
     Expr offset;
     std::vector<std::pair<Expr, Expr>> ap;
     double number = 0;
+    bool has_real = false;  // Number given as a real expression of the arguments ("1 / COLS")
+    Expr real;
     bool present() const { return kind != Kind::None; }
 };
 
@@ -108,6 +110,7 @@ struct Instr {
     bool grid_scope = false;     // barrier: every instance of the grid
     bool has_tile = false;
     Expr tile;                   // optional: groups instructions into per-tile stage records
+    std::vector<Expr> numbers;   // scalar operands given as real expressions (checked once the arguments are bound)
     // Where an error about this instruction points: "path (line)".
     std::string where() const { return line.empty() ? path : path + " (" + line + ")"; }
 };

@@ -20,13 +20,13 @@ json field_schema(FieldKind k) {
         return {{"oneOf", json::array({ref("operand"), {{"type", "array"}, {"items", ref("operand")}, {"minItems", 1},
                                                         {"maxItems", 4}}})}};
     case FieldKind::OperandOrNumber:
-        return {{"oneOf", json::array({ref("operand"), {{"type", "number"}}})}};
+        return {{"oneOf", json::array({ref("operand"), ref("number")})}};
     case FieldKind::Expr:
         return ref("expr");
     case FieldKind::Integer:
         return {{"type", "integer"}, {"minimum", 1}};
     case FieldKind::Number:
-        return {{"type", "number"}};
+        return ref("number");
     case FieldKind::Bool:
         return {{"type", "boolean"}};
     case FieldKind::String:
@@ -46,13 +46,13 @@ const char* kind_text(FieldKind k) {
     case FieldKind::OperandList:
         return "operand or list";
     case FieldKind::OperandOrNumber:
-        return "operand or number";
+        return "operand or number (or real expression)";
     case FieldKind::Expr:
         return "expression";
     case FieldKind::Integer:
         return "integer";
     case FieldKind::Number:
-        return "number";
+        return "number or real expression";
     case FieldKind::Bool:
         return "bool";
     case FieldKind::String:
@@ -162,6 +162,11 @@ json kernel_schema() {
               {"body", ref("body")}}},
             {"$defs",
              {{"expr", expr},
+              {"number", {{"oneOf", json::array({{{"type", "number"}},
+                                                  {{"type", "string"},
+                                                   {"description", "a real expression of the args: the expression "
+                                                                   "grammar plus '/', '**' and decimals, e.g. "
+                                                                   "\"1 / COLS\""}}})}}},
               {"range", range},
               {"operand", {{"oneOf", json::array({chip, hbm})}}},
               {"instruction", {{"oneOf", instructions}}},

@@ -72,6 +72,20 @@ void KernelTestbench::configure(const ConfigTree& tree) {
         throw ConfigError(e.what());
     }
     launch_ = KernelLaunch(program_, pc, tb_.first_tile, tb_.core_stride);
+    // A library kernel (the program traced from kernels/NAME.py) on one core: its roofline.
+    roofline_.reset();
+    const auto& library = analytic::library_kernels();
+    if (launch_.instances() == 1 && program_->source == "kernels/" + program_->name + ".py" &&
+        std::find(library.begin(), library.end(), program_->name) != library.end()) {
+        std::map<std::string, int64_t> args;
+        for (size_t i = 0; i < program_->arg_names.size(); ++i)
+            args[program_->arg_names[i]] = program_->arg_values[i];
+        try {
+            roofline_ = analytic::kernel_roofline(program_->name, args, pc.pe, pc.dma, pc.hbm);
+        } catch (const std::invalid_argument&) {
+            // Arguments the library kernel does not take: the run reports what goes wrong.
+        }
+    }
     instances_.clear();
     for (uint32_t i = 0; i < launch_.instances(); ++i)
         instances_.emplace_back().tile = launch_.tile(i);
@@ -214,6 +228,18 @@ nlohmann::json KernelTestbench::results() const {
     for (auto& in : instances_)
         per.push_back({{"tile", in.tile}, {"wall_ns", in.record.end_ns - in.record.launch_ns}});
     r["per_instance"] = per;
+    if (roofline_) {
+        nlohmann::json ceilings = nlohmann::json::object();
+        for (auto& c : roofline_->ceilings)
+            ceilings[c.resource] = c.ns;
+        r["roofline"] = {{"ns", roofline_->bound.ns},
+                         {"bound", roofline_->bound.resource},
+                         {"ceilings", ceilings},
+                         {"flops", roofline_->work.flops},
+                         {"bytes_in", roofline_->work.bytes_in},
+                         {"bytes_out", roofline_->work.bytes_out},
+                         {"sim_over_roofline", roofline_->bound.ns > 0 ? wall / roofline_->bound.ns : 0.0}};
+    }
     return r;
 }
 
@@ -242,6 +268,10 @@ std::string KernelTestbench::summary() const {
                          100 * r["fraction_of_peak"].get<double>());
     s += fmt::format("  bound: {} ({}, {:.1f} % busy)", r["bound"].get<std::string>(),
                      r["busiest_resource"].get<std::string>(), 100 * r["busiest_utilization"].get<double>());
+    if (r.contains("roofline"))
+        s += fmt::format("\n  roofline (closed form, a cross-check): {:.1f} ns, {}; sim / roofline {:.2f}",
+                         r["roofline"]["ns"].get<double>(), r["roofline"]["bound"].get<std::string>(),
+                         r["roofline"]["sim_over_roofline"].get<double>());
     return s;
 }
 

@@ -3,9 +3,11 @@
 // tile first_tile + i x core_stride, every instance's instructions generated lazily by the kernel
 // lowering (models/kernel) and run by its PE's engines through DMA, NoC and HBM. Reports wall
 // time, per-engine busy time and utilization, DMA bytes and descriptors, HBM GB/s, TFLOPS and % of
-// peak, instruction counts and the resource that binds.
+// peak, instruction counts and the resource that binds; for a library kernel (kernels/NAME.py) its
+// closed-form roofline beside them, as a cross-check.
 #pragma once
 
+#include "models/analytic/kernel_roofline.h"
 #include "models/pe/processing_element.h"
 #include "testbenches/kernel/kernel_launch.h"
 #include "testbenches/resource_use.h"
@@ -13,6 +15,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 
 namespace nctlm {
 
@@ -25,7 +28,7 @@ struct KernelTestbenchConfig {
 class KernelTestbench : public Testbench {
 public:
     // The kernel file (JSON), set by the runner from -w before configure().
-    void set_program_file(const std::string& path) { file_ = path; }
+    void set_program_file(const std::string& path) override { file_ = path; }
     void configure(const ConfigTree& tree) override;
     void build(Platform& platform) override;
     nlohmann::json results() const override;
@@ -46,6 +49,8 @@ private:
     KernelTestbenchConfig tb_;
     std::shared_ptr<kernel::KernelProgram> program_;
     KernelLaunch launch_;
+    // A library kernel's closed-form roofline (models/analytic/kernel_roofline.h): a cross-check.
+    std::optional<analytic::KernelRoofline> roofline_;
     std::deque<Instance> instances_;
     PeConfig pe_;
     std::string platform_name_;

@@ -7,6 +7,7 @@
 #include "tests/support.h"
 #include "tests/xorshift.h"
 
+#include <cmath>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -121,6 +122,68 @@ TEST(KernelExpr, ErrorsNameTheProblem) {
     EXPECT_NE(err("99999999999999999999").find("too large"), std::string::npos);
     EXPECT_NE(err("(rows + 1").find("')'"), std::string::npos);
     EXPECT_NE(err("rows +").find("unexpected end"), std::string::npos);
+}
+
+TEST(KernelExpr, RealExpressionsFollowPythonsPrecedenceAndRefuseWhatIsNotFinite) {
+    Symbols s;
+    int cols = s.add("COLS"), d = s.add("D");
+    std::vector<int64_t> vars(2);
+    vars[size_t(cols)] = 4096;
+    vars[size_t(d)] = 64;
+    auto ev = [&](const char* text) { return Expr::parse_real(text, s).eval_real(vars.data()); };
+    EXPECT_DOUBLE_EQ(ev("1 / COLS"), 1.0 / 4096);
+    EXPECT_DOUBLE_EQ(ev("1.0 / COLS"), 1.0 / 4096);
+    EXPECT_DOUBLE_EQ(ev("D ** -0.5"), 0.125);
+    EXPECT_DOUBLE_EQ(ev("-D ** 0.5"), -8.0);           // -(D ** 0.5), as Python
+    EXPECT_DOUBLE_EQ(ev("2 ** 3 ** 2"), 512.0);       // right-associative
+    EXPECT_DOUBLE_EQ(ev("1e-05 + COLS // 1000 / 2"), 1e-05 + 2.0);
+    EXPECT_DOUBLE_EQ(ev("2.5E1 * min(D, 3)"), 75.0);
+    EXPECT_TRUE(Expr::parse_real("1 / 8", s).is_constant());
+    EXPECT_DOUBLE_EQ(Expr::parse_real("1 / 8", s).eval_real(nullptr), 0.125);
+    // Random x / y, x ** p, -x ** 2 against the arithmetic done here.
+    test::XorShift64 rng{3};
+    for (int i = 0; i < 300; ++i) {
+        vars[size_t(cols)] = int64_t(rng() % 2000) + 1;
+        vars[size_t(d)] = int64_t(rng() % 300) - 150;
+        double c = double(vars[size_t(cols)]), dd = double(vars[size_t(d)]);
+        EXPECT_DOUBLE_EQ(ev("D / COLS * 3 - 1"), dd / c * 3 - 1);
+        EXPECT_DOUBLE_EQ(ev("COLS ** -0.5 + -D ** 2"), std::pow(c, -0.5) - dd * dd);
+    }
+    auto err = [&](const char* text, bool real) {
+        try {
+            if (real)
+                Expr::parse_real(text, s).eval_real(vars.data());
+            else
+                Expr::parse(text, s);
+        } catch (const KernelError& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    vars[size_t(d)] = 0;
+    EXPECT_NE(err("1 / D", true).find("division by zero"), std::string::npos);
+    EXPECT_NE(err("D ** -1.0", true).find("not a finite number"), std::string::npos);
+    EXPECT_NE(err("1.5 + COLS", false).find("a real number in an integer expression"), std::string::npos);
+    EXPECT_NE(err("COLS ** 2", false).find("unexpected '*'"), std::string::npos);
+    EXPECT_NE(err("COLS / 2", false).find("'//'"), std::string::npos);
+}
+
+TEST(KernelLoad, ScalarOperandsMayBeRealExpressionsOfTheArguments) {
+    json scale = json::parse(R"({"op": "tensor_scalar", "dst": {"buf": "u"}, "src": {"buf": "t"},
+                                 "operator0": "multiply", "operand0": "1 / cols", "operator1": "add", "operand1": 1e-05})");
+    json body = json::array({load_row("0", "0"), scale});
+    EXPECT_EQ(error_of(program(body)), "");
+    body[1]["operand0"] = "1 / (cols - 256)";  // cols is 256: checked once the arguments are bound
+    EXPECT_NE(error_of(program(body)).find("/body/1: expression '1 / (cols - 256)': division by zero"),
+              std::string::npos)
+        << error_of(program(body));
+    body[1]["operand0"] = "i / 2";  // only the arguments: a scalar operand is a constant of the run
+    json loop = {{"loop", "i"}, {"trip", 2}, {"body", body}};
+    EXPECT_NE(error_of(program(json::array({loop}))).find("unknown name 'i'"), std::string::npos);
+    json fill = json::parse(R"({"op": "memset", "dst": {"buf": "u"}, "value": "cols ** 0.5"})");
+    EXPECT_EQ(error_of(program(json::array({fill}))), "");
+    fill["value"] = "cols **";
+    EXPECT_NE(error_of(program(json::array({fill}))).find("/body/0/value"), std::string::npos);
 }
 
 TEST(KernelLoad, StructuralErrorsNameThePathAndSuggest) {

@@ -17,11 +17,14 @@ import traceback
 
 from .errors import NkiError, location_of_traceback
 from . import kernel
-from .kernel import Kernel, TensorSpec, trace
+from .kernel import Kernel, Symbol, TensorSpec, concrete, symbols_of, trace
 from .program import to_json
 
 EXIT_OK, EXIT_INTERNAL, EXIT_BAD_KERNEL, EXIT_CHECK_MISMATCH = 0, 1, 2, 4
 _TENSOR_ARG = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([0-9,\sx]*)\]$")
+_SYMBOLIC_TENSOR_ARG = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)\[([A-Za-z0-9_=,\s]*)\]$")
+_SYMBOLIC_DIM = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\s*=\s*([0-9]+))?$")
+_SYMBOLIC = re.compile(r"^sym(?::([0-9]+))?$")
 _loaded = 0
 
 
@@ -57,7 +60,9 @@ def load_function(spec, what="kernel"):
 
 
 def parse_arg(text):
-    """NAME=dtype[d0,d1,...] (an HBM tensor) or NAME=number -> (name, TensorSpec or value)."""
+    """NAME=dtype[d0,d1,...] (an HBM tensor), NAME=number, or a symbolic integer NAME=sym or
+    NAME=sym:VALUE -> (name, TensorSpec, Symbol or value). A tensor's dimension may be symbolic:
+    DIM=VALUE, or DIM alone (a symbol given a value elsewhere)."""
     name, sep, value = text.partition("=")
     name, value = name.strip(), value.strip()
     if not sep or not name.isidentifier() or not value:
@@ -66,6 +71,22 @@ def parse_arg(text):
     if m:
         dims = [d for d in re.split(r"[,x\s]+", m.group(2)) if d]
         return name, TensorSpec(m.group(1), [int(d) for d in dims])
+    m = _SYMBOLIC_TENSOR_ARG.match(value)
+    if m:
+        dims = []
+        for d in (d.strip() for d in m.group(2).split(",")):
+            dm = _SYMBOLIC_DIM.match(d)
+            if d.isdigit():
+                dims.append(int(d))
+            elif dm:
+                dims.append(Symbol(dm.group(1), int(dm.group(2)) if dm.group(2) else None))
+            else:
+                raise NkiError(f"--arg {name}: dimension '{d}' is neither a number, NAME=VALUE nor NAME",
+                               location=(None, None))
+        return name, TensorSpec(m.group(1), dims)
+    m = _SYMBOLIC.match(value)
+    if m:
+        return name, Symbol(name, int(m.group(1)) if m.group(1) else None)
     if value.lower() in ("true", "false"):
         return name, value.lower() == "true"
     try:
@@ -110,7 +131,8 @@ def build_parser():
     p.add_argument("kernel", help="FILE.py::FUNCTION")
     p.add_argument("--arg", action="append", default=[], metavar="NAME=VALUE",
                    help="a kernel parameter: a tensor NAME=dtype[d0,d1,...] (bf16, fp16, fp32, fp8_e4m3, "
-                        "fp8_e5m2, int32, or NKI's names) or a number NAME=16")
+                        "fp8_e5m2, int32, or NKI's names) or a number NAME=16; symbolic (kept as a program "
+                        "argument): NAME=sym[:VALUE], or dimensions dtype[ROWS=4096,COLS=2048]")
     p.add_argument("-o", "--output", default="-", help="the program's JSON file (default: stdout)")
     p.add_argument("--grid", default="1", help="SPMD launch grid, e.g. 4 or 2,2 (default 1)")
     p.add_argument("--bufs", type=int, default=2,
@@ -171,7 +193,8 @@ def _run(opts):
         from .check import check
 
         report = sys.stderr if opts.output == "-" else sys.stdout
-        ok = check(fn, args, program, load_function(opts.check, "reference"), grid, opts.seed,
+        values = concrete(args, symbols_of(fn, args))
+        ok = check(fn, values, program, load_function(opts.check, "reference"), grid, opts.seed,
                    opts.rtol, opts.atol, report)
         return EXIT_OK if ok else EXIT_CHECK_MISMATCH
     return EXIT_OK

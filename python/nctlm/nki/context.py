@@ -58,7 +58,7 @@ class _Zeroing:
 
 class KernelContext:
     def __init__(self, mode, program, machine=None, default_bufs=DEFAULT_BUFS, grid=(1,), pid=0,
-                 shared_tensors=None):
+                 shared_tensors=None, symbols=None):
         self.mode = mode  # "trace" | "numpy"
         self.program = program
         self.machine = machine
@@ -67,13 +67,16 @@ class KernelContext:
         self.pid = pid  # ex.var("pid") when tracing a grid, else the instance number
         self.frames = []
         self.bodies = [program.body]
-        self.scope = {"pid"}
+        # Symbolic arguments (trace): name -> default value; they stay names in the program.
+        self.symbols = dict(symbols or {})
+        self.scope = {"pid"} | set(self.symbols)
         self.last = None       # the open instruction
         self.last_mask = None
         # numpy mode runs the grid one instance at a time; the k-th HBM allocation of every
         # instance is the same tensor (shared_hbm is shared by the grid).
         self.shared_tensors = shared_tensors if shared_tensors is not None else []
         self.hbm_allocs = 0
+        self.replaced_loads = set()  # loads a stride-0 reload made redundant (kernel.drop_dead)
 
     # --- lifetime ---------------------------------------------------------------------------
     def __enter__(self):
@@ -82,6 +85,10 @@ class KernelContext:
             raise NkiError("a kernel is already running: kernels can't call kernels")
         _current = self
         ex.RANGES.clear()
+        ex.ARGS.clear()
+        ex.ARGS.update(self.symbols)
+        for name in self.symbols:
+            ex.RANGES[name] = (1, math.inf)  # shapes and block sizes: positive
         if isinstance(self.pid, ex.Expr):
             ex.RANGES["pid"] = (0, math.prod(self.grid) - 1)
         return self
@@ -90,6 +97,7 @@ class KernelContext:
         global _current
         _current = None
         ex.RANGES.clear()
+        ex.ARGS.clear()
         if exc[0] is None:
             self.flush()
         return False
@@ -193,20 +201,23 @@ class KernelContext:
         """A buffer; `temp` marks an op's result, which an assignment may retarget away."""
         shape = tuple(shape) if shape else (1,)
         for n in (partitions,) + shape:
-            if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
-                raise NkiError(f"tile dimensions must be positive integers, got {(partitions,) + shape}")
-        if partitions > PMAX:
-            raise NkiError(f"partition dimension {partitions} > {PMAX} (nl.tile_size.pmax): split the "
-                           f"tile, or put the dimension of size {partitions} in the free axes")
-        per_copy = math.prod(shape) * dtype.itemsize
+            if isinstance(n, bool) or not (isinstance(n, int) or ex.is_symbolic_size(n)) or (ex.known(n) or 0) <= 0:
+                raise NkiError(f"tile dimensions must be positive integers (or sizes of symbolic arguments), got "
+                               f"{(partitions,) + shape}")
+        if ex.known(partitions) > PMAX:
+            raise NkiError(f"partition dimension {ex.render(partitions)} > {PMAX} (nl.tile_size.pmax): split the "
+                           f"tile, or put the dimension of size {ex.render(partitions)} in the free axes")
+        per_copy = ex.known(math.prod(shape)) * dtype.itemsize
         if memory == "psum" and per_copy > PSUM_BANK_BYTES:
             raise NkiError(f"a PSUM tile holds at most {PSUM_BANK_BYTES} bytes per partition (one bank: "
                            f"{PSUM_BANK_BYTES // 4} fp32); this one needs {per_copy}")
+        if bufs is not None and not isinstance(bufs, int) and not ex.is_symbolic_size(bufs):
+            raise NkiError(f"bufs= is a positive integer (or a symbolic argument), got {bufs!r}")
         if self.mode == "trace":
             index, count = self.linear_iteration()
             if bufs is None:
                 bufs = self.default_bufs if count is None else max(1, min(self.default_bufs, count))
-            copy = index if bufs > 1 else 0
+            copy = index if not isinstance(bufs, int) or bufs > 1 else 0
         else:
             bufs, copy = 1, 0
         buf = Buffer(hint, memory, partitions, shape, dtype, bufs)
@@ -297,7 +308,7 @@ class KernelContext:
             values = [operand]
         used = set()
         for v in values:
-            ex.names(v, used)
+            ex.real_names(v, used)
         stale = used - self.scope
         if stale:
             raise NkiError(

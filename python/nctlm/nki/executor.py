@@ -96,7 +96,7 @@ class Machine:
         elif isinstance(x, Hbm):
             values = self.hbm[x.tensor][self._hbm_index(x, env)]
         else:
-            return float(ex.evaluate(x, env)) if not isinstance(x, float) else x
+            return ex.evaluate_real(x, env)
         if values.ndim == 0:
             return values.reshape(1, 1)
         return values.reshape(values.shape[0], -1)
@@ -162,7 +162,7 @@ class Machine:
 
     def _op_memset(self, f, env):
         dst = self.read(f["dst"], env)
-        self.write(f["dst"], np.full(dst.shape, f["value"]), env)
+        self.write(f["dst"], np.full(dst.shape, ex.evaluate_real(f["value"], env)), env)
 
     def _op_iota(self, f, env):
         dst = f["dst"]
@@ -192,7 +192,7 @@ def run_program(program, inputs, machine=None):
     for b in program.buffers:
         machine.allocate(b)
     for pid in range(program.grid):
-        _run_body(machine, program.body, {"pid": pid})
+        _run_body(machine, program.body, dict(program.args, pid=pid))
     return machine
 
 

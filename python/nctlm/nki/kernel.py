@@ -7,21 +7,84 @@ from . import expr as ex
 from .context import DEFAULT_BUFS, KernelContext
 from .dtypes import to_dtype
 from .errors import NkiError
-from .program import Program
+from .program import Loop, OnChip, Program
 from .tiles import HbmView, TileView
 
 
+class Symbol:
+    """A symbolic integer argument: traced as the name NAME, written into the program's `args`
+    with `default` (the value --check runs with and the program's default). `default` None: the
+    kernel parameter's own default, or another Symbol's of that name."""
+
+    def __init__(self, name, default=None):
+        if not name.isidentifier():
+            raise NkiError(f"'{name}' is not a usable argument name", location=(None, None))
+        if default is not None and (isinstance(default, bool) or not isinstance(default, int) or default <= 0):
+            raise NkiError(f"symbolic argument {name}: the default is a positive integer, got {default!r}",
+                           location=(None, None))
+        self.name, self.default = name, default
+
+    def __repr__(self):
+        return f"sym:{self.name}" + ("" if self.default is None else f"={self.default}")
+
+
 class TensorSpec:
-    """A kernel parameter that is an HBM tensor: dtype[shape]."""
+    """A kernel parameter that is an HBM tensor: dtype[shape]; a dimension is an int or a Symbol."""
 
     def __init__(self, dtype, shape):
         self.dtype = to_dtype(dtype)
-        self.shape = tuple(int(n) for n in shape)
-        if not self.shape or any(not isinstance(n, int) or n <= 0 for n in self.shape):
+        self.shape = tuple(n if isinstance(n, Symbol) else int(n) for n in shape)
+        if not self.shape or any(not isinstance(n, Symbol) and n <= 0 for n in self.shape):
             raise NkiError(f"a tensor's shape must be positive integers, got {list(self.shape)}")
 
     def __repr__(self):
         return f"{self.dtype.fmt}{list(self.shape)}"
+
+
+def symbols_of(fn, args):
+    """The symbolic arguments of `args` (name -> Symbol or TensorSpec with Symbol dimensions), in
+    order of appearance, with their default values: name -> default."""
+    params = inspect.signature(fn).parameters
+    found = {}
+
+    def note(sym, fallback=None):
+        default = sym.default if sym.default is not None else fallback
+        if sym.name in found and default is not None and found[sym.name] not in (None, default):
+            raise NkiError(f"symbolic argument {sym.name} given two defaults, {found[sym.name]} and {default}",
+                           location=(None, None))
+        if found.get(sym.name) is None:
+            found[sym.name] = default
+
+    for name, value in args.items():
+        if isinstance(value, Symbol):
+            p = params.get(name)
+            own = p.default if p is not None and p.default is not inspect.Parameter.empty else None
+            note(value, own if isinstance(own, int) and not isinstance(own, bool) else None)
+        elif isinstance(value, TensorSpec):
+            for n in value.shape:
+                if isinstance(n, Symbol):
+                    note(n)
+    missing = [n for n, v in found.items() if v is None]
+    if missing:
+        raise NkiError(f"symbolic argument {missing[0]} has no value: give one (--arg {missing[0]}=sym:VALUE, or "
+                       f"a dimension {missing[0]}=VALUE), or a default in the kernel's signature", location=(None, None))
+    for n, v in found.items():
+        if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+            raise NkiError(f"symbolic argument {n}: its value is a positive integer, got {v!r}", location=(None, None))
+    return found
+
+
+def concrete(args, symbols):
+    """`args` with every symbolic argument at its value: what the numpy run (--check) takes."""
+    out = {}
+    for name, value in args.items():
+        if isinstance(value, Symbol):
+            out[name] = symbols[value.name]
+        elif isinstance(value, TensorSpec) and any(isinstance(n, Symbol) for n in value.shape):
+            out[name] = TensorSpec(value.dtype, [symbols[n.name] if isinstance(n, Symbol) else n for n in value.shape])
+        else:
+            out[name] = value
+    return out
 
 
 def bind(fn, args):
@@ -58,7 +121,7 @@ def _returned(result):
         if isinstance(item, TileView):
             raise NkiError("a kernel returns HBM tensors: store the tile into an nl.ndarray(..., "
                            "buffer=nl.shared_hbm) and return that")
-        if not isinstance(item, HbmView) or not ex.same(item.offset, 0) or item.shape != item.tensor.shape:
+        if not isinstance(item, HbmView) or not ex.same(item.offset, 0) or not ex.same_all(item.shape, item.tensor.shape):
             raise NkiError(f"a kernel returns whole HBM tensors, got {item!r}")
         tensors.append(item.tensor)
     return tensors
@@ -79,6 +142,51 @@ def _classify(program, returned):
     return outputs
 
 
+def drop_dead(program, candidates):
+    """Remove the candidate instructions whose results nothing reads (every operand they write is
+    an on-chip buffer no remaining instruction reads): the (1, F) loads whose partition broadcast
+    became a stride-0 reload of the same data. Emptied loops go too; buffers no instruction names
+    any more are not allocated."""
+    def walk(body):
+        for node in body:
+            if isinstance(node, Loop):
+                yield from walk(node.body)
+            else:
+                yield node
+
+    def operands(instr, written):
+        for key, value in instr.fields.items():
+            if isinstance(value, OnChip) and (key in instr.writes) == written:
+                yield value
+
+    while True:
+        read = {o.buffer for instr in walk(program.body) for o in operands(instr, False)}
+        dead = set()
+        for instr in walk(program.body):
+            written = [instr.fields[k] for k in instr.writes if k in instr.fields]
+            if instr in candidates and written and all(isinstance(o, OnChip) and o.buffer not in read
+                                                       for o in written):
+                dead.add(instr)
+        if not dead:
+            break
+
+        def prune(body):
+            kept = []
+            for node in body:
+                if isinstance(node, Loop):
+                    node.body = prune(node.body)
+                    if node.body:
+                        kept.append(node)
+                elif node not in dead:
+                    kept.append(node)
+            return kept
+        program.body = prune(program.body)
+    named = {o.buffer for instr in walk(program.body) for o in operands(instr, True)} | \
+        {o.buffer for instr in walk(program.body) for o in operands(instr, False)}
+    for b in program.buffers:
+        b.used = b in named
+
+
 SBUF_PARTITION_BYTES = 192 * 1024  # trn1's (trn2 has 224 KiB): the smallest shipped platform
 PSUM_PARTITION_BYTES = 16 * 1024
 PSUM_BANK_BYTES = 2 * 1024
@@ -86,8 +194,10 @@ PSUM_BANK_BYTES = 2 * 1024
 
 def footprint(buffer, bufs):
     """Bytes per partition of `bufs` copies: in SBUF one after another, in PSUM packed into banks
-    (as many copies per 2 KiB bank as fit, none across a bank: docs/kernels.md, Buffers)."""
-    copy_bytes = buffer.free_elems * buffer.dtype.itemsize
+    (as many copies per 2 KiB bank as fit, none across a bank: docs/kernels.md, Buffers). Sizes of
+    symbolic arguments count at their default values."""
+    copy_bytes = ex.known(buffer.free_elems) * buffer.dtype.itemsize
+    bufs = ex.known(bufs)
     if buffer.memory == "sbuf":
         return bufs * copy_bytes
     per_bank = max(1, PSUM_BANK_BYTES // copy_bytes)
@@ -108,7 +218,7 @@ def fit_copies(program, sbuf_bytes=SBUF_PARTITION_BYTES, psum_bytes=PSUM_PARTITI
         for b in sorted(buffers, key=lambda b: -size[b]):
             if total <= capacity:
                 break
-            if b.bufs > 1:
+            if ex.known(b.bufs) > 1:
                 total -= footprint(b, b.bufs) - size[b]
                 b.bufs = 1
                 changed.append(b)
@@ -127,15 +237,18 @@ def trace(fn, args, grid=1, bufs=DEFAULT_BUFS, name=None, source=None, sbuf_byte
     (program, output tensors)."""
     grid = _grid(grid)
     order = bind(fn, args)
+    symbols = symbols_of(fn, args)
     instances = math.prod(grid)
     program = Program(name or fn.__name__, source, instances)
+    program.args = dict(symbols)
     context = KernelContext("trace", program, default_bufs=bufs, grid=grid,
-                            pid=ex.var("pid") if instances > 1 else 0)
+                            pid=ex.var("pid") if instances > 1 else 0, symbols=symbols)
     with context:
         kwargs = _parameters(context, order, args)
         result = fn(**kwargs)
-    outputs = _classify(program, _returned(result))
-    fit_copies(program, sbuf_bytes, psum_bytes)
+        outputs = _classify(program, _returned(result))
+        drop_dead(program, context.replaced_loads)
+        fit_copies(program, sbuf_bytes, psum_bytes)
     return program, outputs
 
 
@@ -144,9 +257,12 @@ def _parameters(context, order, args):
     for n in order:
         value = args[n]
         if isinstance(value, TensorSpec):
-            t = context.new_tensor(n, value.shape, value.dtype, "input")
+            shape = [ex.var(d.name) if isinstance(d, Symbol) else d for d in value.shape]
+            t = context.new_tensor(n, shape, value.dtype, "input")
             t.param = True
             kwargs[n] = _full_view(t)
+        elif isinstance(value, Symbol):
+            kwargs[n] = ex.var(value.name)
         else:
             kwargs[n] = value
     return kwargs

@@ -109,8 +109,10 @@ def ndarray(shape, dtype, buffer=None, name="", bufs=None):
     memory = _memory(buffer)
     c = ctx()
     if memory in ("hbm", "shared_hbm", "private_hbm"):
-        if any(not isinstance(n, int) or isinstance(n, (bool, ParDim)) or n <= 0 for n in shape):
-            raise NkiError(f"an HBM tensor's shape must be positive integers, got {shape}")
+        if any(isinstance(n, (bool, ParDim)) or not (isinstance(n, int) or ex.is_symbolic_size(n))
+               or (ex.known(n) or 0) <= 0 for n in shape):
+            raise NkiError(f"an HBM tensor's shape must be positive integers (or sizes of symbolic arguments), "
+                           f"got {shape}")
         t = c.new_tensor(name or c.hint("out"), shape, dtype, "scratch", per_instance=memory != "shared_hbm")
         return HbmView(t, 0, zip(t.strides, t.shape))
     where = [i for i, n in enumerate(shape) if isinstance(n, ParDim)]

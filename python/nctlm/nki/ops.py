@@ -44,30 +44,41 @@ def _result(out, shape, dtype, memory="sbuf"):
     if out is None:
         return new_tile(shape, dtype, memory)
     out = as_tile(out, "the destination")
-    if out.partitions != shape[0] or out.free_size != math.prod(shape[1:]):
+    if not ex.size_eq(out.partitions, shape[0]) or not ex.size_eq(out.free_size, math.prod(shape[1:])):
         raise NkiError(f"destination tile of shape {out.shape} doesn't match the result's {shape}")
     return out
 
 
 def check_same_shape(a, b, what):
-    if a.partitions != b.partitions or a.free_size != b.free_size:
+    if not ex.size_eq(a.partitions, b.partitions) or not ex.size_eq(a.free_size, b.free_size):
         raise NkiError(f"{what}: tile shapes {a.shape} and {b.shape} don't match")
 
 
 def _per_partition(x, data, what):
-    """A per-partition operand (P, 1) for `data`, or a number, or an expression."""
+    """A per-partition operand (P, 1) for `data`, or a number, or an expression of symbolic
+    arguments (written as the format's real expression)."""
     if isinstance(x, BroadcastTile):
         x = x.source
     if isinstance(x, TileView):
-        if x.partitions != data.partitions or x.free_size != 1:
+        if not ex.size_eq(x.partitions, data.partitions) or not ex.size_eq(x.free_size, 1):
             raise NkiError(f"{what} must be a number or a ({data.partitions}, 1) tile, got shape {x.shape}")
         return x
-    if isinstance(x, ex.Expr):
-        raise NkiError(f"{what} is the loop expression '{ex.render(x)}': the format's scalar operands are "
-                       "constants (unroll the loop with range/nl.static_range, or build the values with nisa.iota)")
+    if isinstance(x, (ex.Expr, ex.Real)):
+        return scalar_of_args(x, what)
     if isinstance(x, (int, float)) and not isinstance(x, bool):
         return float(x)
     raise NkiError(f"{what} must be a number or a per-partition tile, got {describe(x)}")
+
+
+def scalar_of_args(x, what):
+    """A number computed from symbolic arguments (1 / COLS): kept as an expression. One computed
+    from a loop variable is refused: the format's scalar operands are constants of a run."""
+    loops = sorted(ex.real_names(x) - set(ex.ARGS))
+    if loops:
+        text = ex.render(x) if isinstance(x, ex.Expr) else x.text
+        raise NkiError(f"{what} is the loop expression '{text}': the format's scalar operands are "
+                       "constants (unroll the loop with range/nl.static_range, or build the values with nisa.iota)")
+    return x
 
 
 # --- elementwise -------------------------------------------------------------------------------------
@@ -83,7 +94,7 @@ def activation(func, src, scale=1.0, bias=None, reduce_res=None, dtype=None, out
     writes = ("dst",)
     if reduce_res is not None:
         reduce_res = as_tile(reduce_res, "reduce_res")
-        if reduce_res.partitions != src.partitions or reduce_res.free_size != 1:
+        if not ex.size_eq(reduce_res.partitions, src.partitions) or not ex.same(reduce_res.free_size, 1):
             raise NkiError(f"reduce_res must be a ({src.partitions}, 1) tile, got {reduce_res.shape}")
         fields["reduce"] = reduce_res
         writes = ("dst", "reduce")
@@ -96,8 +107,8 @@ def _classify(x):
     if isinstance(x, TileView):
         return "tile"
     if isinstance(x, BroadcastTile):
-        return "pp" if x.source.free_size == 1 else "tile"
-    if isinstance(x, (int, float, ex.Expr)) and not isinstance(x, bool):
+        return "pp" if ex.same(x.source.free_size, 1) else "tile"
+    if isinstance(x, (int, float, ex.Expr, ex.Real)) and not isinstance(x, bool):
         return "scalar"
     if isinstance(x, HbmView):
         raise NkiError(f"an elementwise op got {describe(x)}")
@@ -114,17 +125,17 @@ def binary(a, b, op, dtype=None, out=None, mask=None):
         return _PY_BINARY[op](a, b)
     if ka == "tile" and kb == "tile":
         a, b = as_tile(a, "an operand"), as_tile(b, "an operand")
-        if a.partitions != b.partitions:
+        if not ex.size_eq(a.partitions, b.partitions):
             raise NkiError(f"{op}: tile shapes {a.shape} and {b.shape} don't match (a partition-axis "
                            "broadcast needs broadcast_to)")
         result_dtype = dtype or promote(a.dtype, b.dtype)
-        if a.free_size == b.free_size:
+        if ex.size_eq(a.free_size, b.free_size):
             dst = _result(out, tile_shape(a), result_dtype)
             ctx().emit("tensor_tensor", {"dst": dst, "in0": a, "in1": b, "operator": op}, mask=mask)
             return dst
-        if b.free_size == 1:
+        if ex.same(b.free_size, 1):
             return scalar_chain(a, [(op, b)], result_dtype, out, mask)
-        if a.free_size == 1:
+        if ex.same(a.free_size, 1):
             return _reversed(b, op, a, result_dtype, out, mask)
         raise NkiError(f"{op}: tile shapes {a.shape} and {b.shape} don't match")
     if ka == "tile":
@@ -200,8 +211,8 @@ def inplace(target, value, op):
     instead of after the memset (context.first_accumulation)."""
     c = ctx()
     if (op == "add" and isinstance(value, TileView) and target.memory == "psum" and c.can_retarget(value)
-            and c.last.op == "matmul" and c.last_mask is None and target.partitions == value.partitions
-            and target.free_size == value.free_size):
+            and c.last.op == "matmul" and c.last_mask is None and ex.size_eq(target.partitions, value.partitions)
+            and ex.size_eq(target.free_size, value.free_size)):
         start = c.first_accumulation(target)
         c.retarget(value, target, start=0 if start is None else start)
         return target
@@ -249,11 +260,15 @@ def copy(src, dtype=None, engine="vector", out=None, mask=None):
 
 
 def memset(dst, value, mask=None):
-    if isinstance(value, ex.Expr) or not isinstance(value, (int, float)) or isinstance(value, bool):
+    if isinstance(value, (ex.Expr, ex.Real)):
+        value = scalar_of_args(value, "a fill value")
+    elif not isinstance(value, (int, float)) or isinstance(value, bool):
         raise NkiError(f"a fill value is a constant number, got {describe(value)}")
+    else:
+        value = float(value)
     c = ctx()
-    instr = c.emit("memset", {"dst": dst, "value": float(value)}, mask=mask)
-    if value == 0:
+    instr = c.emit("memset", {"dst": dst, "value": value}, mask=mask)
+    if isinstance(value, float) and value == 0:
         c.zeroed(dst, instr)
     return dst
 
@@ -267,8 +282,8 @@ def _hbm_tile_shape(view):
     shape = view.shape
     if not shape:
         return (1, 1)
-    if shape[0] > 128:
-        raise NkiError(f"partition dimension {shape[0]} > 128 (nl.tile_size.pmax): load at most 128 rows "
+    if ex.at_defaults(shape[0])[1] > 128:
+        raise NkiError(f"partition dimension {ex.render(shape[0])} > 128 (nl.tile_size.pmax): load at most 128 rows "
                        "at a time")
     return (shape[0],) + (shape[1:] or (1,))
 
@@ -281,12 +296,13 @@ def load(src, dtype=None, mask=None, out=None):
     if out is not None:
         if out.memory != "sbuf":
             raise NkiError("a DMA writes SBUF, not PSUM")
-        if out.partitions != shape[0] or out.free_size != math.prod(shape[1:]):
+        if not ex.size_eq(out.partitions, shape[0]) or not ex.size_eq(out.free_size, math.prod(shape[1:])):
             raise NkiError(f"DMA of {src.shape} elements into a tile of shape {out.shape}")
     c = ctx()
-    c.emit("dma", {"dst": dst, "src": src}, mask=mask)
+    instr = c.emit("dma", {"dst": dst, "src": src}, mask=mask)
     if dst.operand().is_whole() and mask is None:
         dst.buffer.load_src = src
+        dst.buffer.load_instr = instr
     if out is None and dtype is not None and to_dtype(dtype) is not src.dtype:
         return copy(dst, dtype=to_dtype(dtype), mask=mask)
     return dst
@@ -297,7 +313,7 @@ def store(dst, value, mask=None):
         raise NkiError(f"nl.store writes an HBM tensor, got {describe(dst)}")
     value = as_tile(value, "the stored value")
     shape = dst.shape or (1,)
-    if value.partitions != shape[0] or value.free_size != math.prod(shape[1:]):
+    if not ex.size_eq(value.partitions, shape[0]) or not ex.size_eq(value.free_size, math.prod(shape[1:])):
         raise NkiError(f"storing a tile of shape {value.shape} into {dst.tensor.name}{list(shape)}")
     if value.memory != "sbuf" or value.dtype is not dst.dtype:  # DMA reads SBUF and doesn't convert
         c = ctx()
@@ -326,9 +342,9 @@ def matmul(stationary, moving, out=None, mask=None):
         if x.memory != "sbuf":
             raise NkiError(f"the {what} operand of a matmul must be in SBUF (copy the PSUM tile first)")
     k, m, k2, n = stationary.partitions, stationary.free_size, moving.partitions, moving.free_size
-    if k != k2:
+    if not ex.size_eq(k, k2):
         raise NkiError(f"matmul contraction mismatch: stationary has {k} partitions, moving {k2}")
-    if m > MATMUL_M_MAX or n > MATMUL_N_MAX:
+    if ex.at_defaults(m)[1] > MATMUL_M_MAX or ex.at_defaults(n)[1] > MATMUL_N_MAX:
         raise NkiError(f"matmul past the array: M={m} (max {MATMUL_M_MAX}), N={n} (max {MATMUL_N_MAX})")
     _matmul_dtypes(stationary, moving)
     dst = _result(out, (m, n), float32, "psum")
@@ -344,7 +360,7 @@ def transpose(src, dtype=None, out=None, mask=None):
     if src.memory != "sbuf":
         raise NkiError("the tensor engine transposes an SBUF tile (copy the PSUM tile first)")
     p, f = src.partitions, src.free_size
-    if f > 128:
+    if ex.at_defaults(f)[1] > 128:
         raise NkiError(f"transpose of {src.shape}: the free size {f} becomes the partition dim (max 128)")
     dst = _result(out, (f, p), dtype or src.dtype, "psum")
     if dst.memory != "psum":
@@ -371,6 +387,9 @@ def reduce(src, op, axis, negate=False, dtype=None, mask=None):
         ctx().emit("tensor_reduce", {"dst": dst, "src": src, "reduce": op, **extra}, mask=mask)
         return dst
     count = math.prod(lead)
+    if not isinstance(count, int):
+        raise NkiError(f"a reduction over the last axes leaves {ex.render(count)} rows per partition, a size of "
+                       "symbolic arguments: outside the subset (reduce over all free axes)")
     if count > 64:
         raise NkiError(f"a reduction over the last axes leaves {count} rows per partition: outside the subset "
                        "(reduce over all free axes)")
@@ -454,11 +473,11 @@ def broadcast_to(view, shape):
     if len(shape) < 2:
         raise NkiError("broadcast_to takes a (partitions, free...) shape")
     p, free = shape[0], math.prod(shape[1:])
-    if view.partitions == p and view.free_size == free:
+    if ex.size_eq(view.partitions, p) and ex.size_eq(view.free_size, free):
         return view
-    if view.partitions == p and view.free_size == 1:
+    if ex.size_eq(view.partitions, p) and ex.same(view.free_size, 1):
         return BroadcastTile(view, shape)
-    if view.partitions == 1 and view.free_size == free:
+    if ex.same(view.partitions, 1) and ex.size_eq(view.free_size, free):
         return _broadcast_partitions(view, shape)
     raise NkiError(f"can't broadcast a tile of shape {view.shape} to {shape}")
 
@@ -469,6 +488,7 @@ def _broadcast_partitions(view, shape):
     p = shape[0]
     src = view.buffer.load_src
     if src is not None and view.operand().is_whole():
+        ctx().replaced_loads.add(view.buffer.load_instr)  # dropped at the end if nothing else reads it
         return load(HbmView(src.tensor, src.offset, ((0, p),) + src.axes[1:]))
     if view.memory != "sbuf":
         view = copy(view)

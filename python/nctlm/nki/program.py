@@ -113,6 +113,7 @@ class Program:
         self.name = name
         self.source = source
         self.grid = grid
+        self.args = {}  # symbolic arguments: name -> default value
         self.tensors = []
         self.buffers = []
         self.body = []
@@ -120,6 +121,8 @@ class Program:
 
 # --- writing -------------------------------------------------------------------------------------
 def _number(x):
+    if isinstance(x, ex.Real):
+        return x.text
     if isinstance(x, float):
         if math.isnan(x):
             raise NkiError("NaN can't be written into a kernel program")
@@ -132,7 +135,7 @@ def _number(x):
 def _operand_json(x):
     if isinstance(x, OnChip):
         d = {"buf": x.buffer.name}
-        if x.buffer.bufs > 1:  # copies are taken modulo bufs: with one, every copy is 0
+        if not ex.same(x.buffer.bufs, 1):  # copies are taken modulo bufs: with one, every copy is 0
             d["copy"] = ex.to_json(x.copy)
         if not ex.same_all(x.p, (0, x.buffer.partitions)):
             d["p"] = [ex.to_json(v) for v in x.p]
@@ -184,17 +187,17 @@ def to_json(program):
     doc = {"format": FORMAT, "version": VERSION, "name": program.name}
     if program.source:
         doc["source"] = program.source
-    doc["args"] = {}
+    doc["args"] = dict(program.args)
     doc["grid"] = ex.to_json(program.grid)
     tensors = []
     for t in program.tensors:
-        d = {"name": t.name, "shape": list(t.shape), "dtype": t.dtype.fmt, "kind": t.kind}
+        d = {"name": t.name, "shape": [ex.to_json(n) for n in t.shape], "dtype": t.dtype.fmt, "kind": t.kind}
         if t.per_instance:
             d["per_instance"] = True
         tensors.append(d)
     doc["tensors"] = tensors
-    doc["buffers"] = [{"name": b.name, "memory": b.memory, "partitions": b.partitions,
-                       "shape": list(b.shape), "dtype": b.dtype.fmt, "bufs": b.bufs}
+    doc["buffers"] = [{"name": b.name, "memory": b.memory, "partitions": ex.to_json(b.partitions),
+                       "shape": [ex.to_json(n) for n in b.shape], "dtype": b.dtype.fmt, "bufs": ex.to_json(b.bufs)}
                       for b in live_buffers(program)]
     doc["body"] = [_node_json(n) for n in program.body]
     return doc
@@ -207,12 +210,18 @@ _FMT_DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "fp8": "
 _NUMERIC_KEYS = {"start", "stop", "value", "scale", "operand0", "operand1"}
 
 
-def from_json(doc):
-    """A Program from the format's JSON (the subset the tracer writes)."""
+def from_json(doc, args=None):
+    """A Program from the format's JSON (the subset the tracer writes), its arguments at their
+    defaults or at `args` (name -> value, as `--set kernel.NAME=VALUE` sets them)."""
     if doc.get("format") != FORMAT or doc.get("version") != VERSION:
         raise NkiError(f"not a {FORMAT} version {VERSION} document")
     env = {k: ex.parse(v) for k, v in doc.get("args", {}).items()}
+    for k, v in (args or {}).items():
+        if k not in env:
+            raise NkiError(f"the program has no argument '{k}'")
+        env[k] = v
     program = Program(doc["name"], doc.get("source"), ex.evaluate(ex.parse(doc.get("grid", 1)), env))
+    program.args = env
     tensors = {}
     for t in doc["tensors"]:
         shape = [ex.evaluate(ex.parse(n), env) for n in t["shape"]]
@@ -237,7 +246,7 @@ def from_json(doc):
         if isinstance(value, dict) and "tensor" in value:
             return Hbm(tensors[value["tensor"]], ex.parse(value["offset"]),
                        [(ex.parse(s), ex.parse(n)) for s, n in value["ap"]])
-        return value if isinstance(value, (float, bool)) else ex.parse(value)
+        return value if isinstance(value, (float, bool)) else ex.parse_number(value)
 
     def node(d):
         if "loop" in d:

@@ -161,8 +161,14 @@ class Predicate:
 def arange(start, stop=None, step=1):
     if stop is None:
         start, stop = 0, start
+    if ex.is_symbolic_size(stop) and isinstance(start, int) and step == 1:
+        n = stop - start  # nl.arange(COLS) of a symbolic argument: a symbolic size
+        if (ex.known(n) or 0) <= 0:
+            raise NkiError(f"nl.arange({start}, {ex.render(stop)}) is empty at the arguments' defaults")
+        return IndexTensor(start, {_Axis(n): (1, 0)}, 1)
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, stop, step)) or step <= 0:
-        raise NkiError("nl.arange takes constant integers (and a positive step)")
+        raise NkiError("nl.arange takes constant integers (and a positive step), or a stop of symbolic "
+                       "arguments")
     n = len(range(start, stop, step))
     if n <= 0:
         raise NkiError(f"nl.arange({start}, {stop}, {step}) is empty")
@@ -244,13 +250,20 @@ def _slice(item, size):
         if isinstance(stop, int) and stop < 0:
             stop += size
         diff = stop - start
-        if not isinstance(diff, int):
-            raise NkiError(f"a slice's size must be a constant: {ex.render(stop)} - {ex.render(start)} is not")
-        n = max(0, -(-diff // step))
-    if n <= 0:
-        raise NkiError("empty slice")
-    if isinstance(start, int) and (start < 0 or start + (n - 1) * step >= size):
-        raise NkiError(f"slice [{start}:{start + n * step}] outside a dimension of size {size}")
+        if not isinstance(diff, int) and not ex.is_symbolic_size(diff):
+            raise NkiError(f"a slice's size must be a constant (or of symbolic arguments): {ex.render(stop)} - "
+                           f"{ex.render(start)} is not")
+        n = max(0, -(-diff // step)) if isinstance(diff, int) else ex.floordiv(diff + step - 1, step)
+    n_known = ex.known(n)
+    if n_known is not None and n_known <= 0:
+        raise NkiError("empty slice" + ("" if isinstance(n, int) else f" at the arguments' defaults ({ex.render(n)})"))
+    lo, hi = ex.at_defaults(start)
+    size_known = ex.known(size)
+    if (n_known is not None and size_known is not None and math.inf not in (abs(lo), abs(hi))
+            and (lo < 0 or hi + (n_known - 1) * step >= size_known)):
+        raise NkiError(f"slice [{ex.render(start)}:{ex.render(start + n * step)}] outside a dimension of size "
+                       f"{ex.render(size)}" + ("" if isinstance(size, int) and isinstance(start, int) else
+                                               " (at the arguments' defaults)"))
     return start, n, step
 
 
@@ -258,16 +271,19 @@ def _scalar_index(item, size):
     if isinstance(item, int):
         if item < 0:
             item += size
-        if not 0 <= item < size:
-            raise NkiError(f"index {item} outside a dimension of size {size}")
+        size_known = ex.known(size)
+        if size_known is not None and not 0 <= ex.known(item) < size_known:
+            raise NkiError(f"index {ex.render(item)} outside a dimension of size {ex.render(size)}")
     return item
 
 
 def _index_extent_check(index, size):
-    if not isinstance(index.base, int):
+    values = [ex.known(index.base), ex.known(size)] + [ex.known(a.size) for a in index.coeffs]
+    if any(v is None for v in values):
         return
-    lo = index.base + sum(min(0, c * (a.size - 1)) for a, (c, _) in index.coeffs.items())
-    hi = index.base + sum(max(0, c * (a.size - 1)) for a, (c, _) in index.coeffs.items())
+    base, size = values[:2]
+    lo = base + sum(min(0, c * (n - 1)) for n, (c, _) in zip(values[2:], index.coeffs.values()))
+    hi = base + sum(max(0, c * (n - 1)) for n, (c, _) in zip(values[2:], index.coeffs.values()))
     if lo < 0 or hi >= size:
         raise NkiError(f"index range [{lo}, {hi}] outside a dimension of size {size}")
 
@@ -329,14 +345,15 @@ class HbmView:
     def reshape(self, shape):
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         total = math.prod(self.shape)
-        if shape.count(-1) == 1:
-            known = math.prod(n for n in shape if n != -1)
-            shape = tuple(total // known if n == -1 else n for n in shape)
-        if math.prod(shape) != total:
+        wild = [k for k, n in enumerate(shape) if isinstance(n, int) and n == -1]
+        if len(wild) == 1:
+            known = math.prod(n for k, n in enumerate(shape) if k != wild[0])
+            shape = tuple(ex.floordiv(total, known) if k == wild[0] else n for k, n in enumerate(shape))
+        if not ex.size_eq(math.prod(shape), total):
             raise NkiError(f"can't reshape {self.shape} to {shape}")
         expect = 1
         for stride, n in reversed(self.axes):
-            if n != 1 and stride != expect:
+            if not ex.same(n, 1) and not ex.same(stride, expect):
                 raise NkiError("reshape works on a contiguous HBM tensor or view only")
             expect *= n
         strides, s = [], 1
@@ -500,11 +517,11 @@ class BroadcastTile:
 # --- operands ---------------------------------------------------------------------------------------------
 def _restrict_tile(view, axis, start, size):
     if axis == 0:
-        if view.p[1] == 1 and not ex.same(size, 1):
+        if ex.same(view.p[1], 1) and not ex.same(size, 1):
             return view
         return TileView(view.buffer, view.copy, (view.p[0] + start, size), view.f, view.dims)
     free_dims = [d for d in view.dims if d != "p"]
-    if axis - 1 >= len(free_dims) or view.f[free_dims[axis - 1]][1] == 1:
+    if axis - 1 >= len(free_dims) or ex.same(view.f[free_dims[axis - 1]][1], 1):
         return view
     f = list(view.f)
     j = free_dims[axis - 1]
@@ -513,7 +530,7 @@ def _restrict_tile(view, axis, start, size):
 
 
 def _restrict_hbm(view, axis, start, size):
-    if axis >= len(view.axes) or view.axes[axis][1] == 1:
+    if axis >= len(view.axes) or ex.same(view.axes[axis][1], 1):
         return view
     stride = view.axes[axis][0]
     axes = list(view.axes)
@@ -530,7 +547,7 @@ def _check_hbm_bounds(view, ranges):
             if not all(isinstance(v, int) for v in (lo, start, count)) or count <= 0:
                 return
             lo, hi = lo + min(c * start, c * (start + count - 1)), hi + max(c * start, c * (start + count - 1))
-        if isinstance(lo, int) and (lo < 0 or hi >= size):
+        if isinstance(lo, int) and isinstance(size, int) and (lo < 0 or hi >= size):
             raise NkiError(f"index range [{lo}, {hi}] outside a dimension of size {size} of "
                            f"'{view.tensor.name}' (a mask= can exclude the rows past the end)")
 

@@ -58,6 +58,32 @@ def instructions(body):
     return out
 
 
+def expanded_ops(doc, args=None):
+    """Instructions by op once the loops expand, over every instance of the grid, the program's
+    arguments at their defaults or at `args`."""
+    import collections
+
+    from nctlm.nki import expr as ex
+
+    ops = collections.Counter()
+
+    def walk(body, env):
+        for node in body:
+            if "loop" in node:
+                start = ex.evaluate(ex.parse(node.get("start", 0)), env)
+                step = ex.evaluate(ex.parse(node.get("step", 1)), env)
+                for t in range(ex.evaluate(ex.parse(node["trip"]), env)):
+                    walk(node["body"], dict(env, **{node["loop"]: start + step * t}))
+            else:
+                ops[node["op"]] += 1
+
+    env = {k: ex.parse(v) for k, v in doc.get("args", {}).items()}
+    env.update(args or {})
+    for pid in range(ex.evaluate(ex.parse(doc["grid"]), env)):
+        walk(doc["body"], dict(env, pid=pid))
+    return ops
+
+
 def line_of(path, text, full=False):
     """'file.py:N' of the first line of `path` containing `text` (the whole path if `full`: how
     error messages name it)."""

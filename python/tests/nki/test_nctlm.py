@@ -1,14 +1,12 @@
 """Traced programs run on the simulator: `nctlm run -t kernel -w out.json` loads them, runs every
 instruction the loops expand to, and names the kernel's source lines in its trace."""
 
-import collections
 import json
 import os
 import subprocess
 import unittest
 
 import support
-from nctlm.nki import expr as ex
 
 REPO = os.path.abspath(os.path.join(support.PYTHON_DIR, ".."))
 NCTLM = os.environ.get("NCTLM") or os.path.join(REPO, "build", "bin", "nctlm")
@@ -22,25 +20,6 @@ KERNELS = [
     ("matmul.py", "matmul_tiled", ["lhsT=bf16[512,256]", "rhs=bf16[512,1024]"], "1", "trn1"),
     ("matmul.py", "matmul_blocked", ["lhsT=bf16[512,512]", "rhs=bf16[512,2048]"], "1", "trn2"),
 ]
-
-
-def expanded_ops(doc):
-    """The ops the program executes, loops expanded, over every instance of its grid."""
-    ops = collections.Counter()
-
-    def walk(body, env):
-        for node in body:
-            if "loop" in node:
-                start = ex.evaluate(ex.parse(node.get("start", 0)), env)
-                step = ex.evaluate(ex.parse(node.get("step", 1)), env)
-                for t in range(ex.evaluate(ex.parse(node["trip"]), env)):
-                    walk(node["body"], dict(env, **{node["loop"]: start + step * t}))
-            else:
-                ops[node["op"]] += 1
-
-    for pid in range(doc["grid"]):
-        walk(doc["body"], {"pid": pid})
-    return ops
 
 
 def lines(body):
@@ -65,7 +44,7 @@ class RunsOnTheSimulator(unittest.TestCase):
                 self.assertEqual(results["kernel"], fn)
                 self.assertGreater(results["wall_ns"], 0)
                 self.assertEqual(results["grid"], int(grid))
-                ops = expanded_ops(doc)
+                ops = support.expanded_ops(doc)
                 self.assertEqual(results["instructions_by_op"], dict(ops))
                 self.assertEqual(results["instructions"], sum(ops.values()))
                 with open(base + ".trace.json") as f:

@@ -209,6 +209,25 @@ class Buffers(unittest.TestCase):
                          "this one needs 4096")
 
 
+class Broadcast(unittest.TestCase):
+    def test_a_broadcast_row_is_one_stride_0_reload_and_its_own_load_goes(self):
+        path = support.write_kernel("""
+            def k(x, g, keep):
+                out = nl.ndarray((128, 64), nl.float32, buffer=nl.shared_hbm)
+                row = nl.load(g.reshape((1, 64)))
+                kept = nl.load(keep.reshape((1, 64)))
+                y = nl.load(x) * row.broadcast_to((128, 64)) + kept.broadcast_to((128, 64))
+                nl.store(out, value=y + nl.exp(kept).broadcast_to((128, 64)))
+                return out
+            """)
+        doc, _, _ = support.trace(path, "k", "x=fp32[128,64]", "g=fp32[64]", "keep=fp32[64]")
+        loads = [i for i in support.instructions(doc["body"]) if i["op"] == "dma" and "buf" in i["dst"]]
+        # g: only the reload (partition stride 0); keep: its (1, 64) load stays (exp reads it) + a reload.
+        self.assertEqual([(i["src"]["tensor"], i["src"]["ap"][0]) for i in loads],
+                         [("keep", [64, 1]), ("x", [64, 128]), ("g", [0, 128]), ("keep", [0, 128])])
+        self.assertNotIn("row", {b["name"] for b in doc["buffers"]})
+
+
 class Masks(unittest.TestCase):
     def test_a_mask_narrows_the_free_range_on_every_operand(self):
         path = support.write_kernel("""
