@@ -23,13 +23,6 @@ using namespace nctlm;
 
 namespace {
 
-PlatformConfig load(const std::string& name, const std::vector<std::string>& sets = {}) {
-    ConfigTree t = ConfigTree::from_file(test::platform(name));
-    for (auto& s : sets)
-        t.set(s);
-    return PlatformConfig::load(t);
-}
-
 nlohmann::json run_json(const std::string& args) {
     std::string json = test::temp_file("", ".json");
     auto r = test::run_cli("run " + args + " -q -o " + json);
@@ -47,7 +40,7 @@ double figure(const std::string& args, const std::string& timing, const std::str
 // The driver (models/flow/pc_calibration.cpp) against the AT controller: the traffic testbench
 // on one stack with every request on one PC (plain PC map, a stride of a whole PC period).
 TEST(PcCalibration, EqualsTheAtControllerOnOnePc) {
-    HbmConfig h = load("trn1", {"hbm.pc_hash=none"}).hbm;
+    HbmConfig h = test::load_platform("trn1", {"hbm.pc_hash=none"}).hbm;
     for (uint32_t window : {1u, 2u, 16u})
         for (double reads : {1.0, 0.5, 0.0}) {
             flow::PcLoad l;
@@ -69,7 +62,7 @@ TEST(FlowTable, ShippedTablesAreWhatTheBankedModelGivesNow) {
         std::ifstream in(test::source_path(std::string("configs/flow/") + name + ".json"));
         ASSERT_TRUE(in) << name;
         auto shipped = nlohmann::json::parse(in);
-        auto fresh = flow::FlowTable::calibrate(load(name).hbm).to_json();
+        auto fresh = flow::FlowTable::calibrate(test::load_platform(name).hbm).to_json();
         EXPECT_EQ(shipped["hbm_hash"], fresh["hbm_hash"]) << name << ": the platform's hbm section changed; run "
                                                           << "nctlm calibrate flow -p " << name << " -o configs/flow/"
                                                           << name << ".json";
@@ -86,7 +79,7 @@ TEST(FlowTable, ChangedTimingsMakeANewTableThatIsCachedAndUsed) {
     auto second = run_json("-p trn1 -t probe --timing flow --set 'hbm.t_rcd=20 ns'");
     auto shipped = run_json("-p trn1 -t probe --timing flow");
     unsetenv("NCTLM_CACHE_DIR");
-    const std::string hash = flow::hbm_hash(load("trn1", {"hbm.t_rcd=20 ns"}).hbm);
+    const std::string hash = flow::hbm_hash(test::load_platform("trn1", {"hbm.t_rcd=20 ns"}).hbm);
     EXPECT_NE(first["sim"]["flow"]["table"].get<std::string>().find("calibrated now (cached in"), std::string::npos)
         << first["sim"]["flow"]["table"];
     EXPECT_EQ(second["sim"]["flow"]["table"].get<std::string>(), cache + "/flow-" + hash + ".json");

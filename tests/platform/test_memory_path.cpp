@@ -14,13 +14,6 @@ using namespace nctlm;
 
 namespace {
 
-PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets = {}) {
-    ConfigTree t = ConfigTree::from_file(test::platform(name));
-    for (auto& s : sets)
-        t.set(s);
-    return PlatformConfig::load(t);
-}
-
 double result(const RunOutcome& r, const char* key) { return r.report["results"][key].get<double>(); }
 
 DmaDescriptor transfer(uint64_t address, uint64_t bytes, bool write, uint32_t queue, unsigned char* data,
@@ -65,7 +58,7 @@ TEST(Probe, LatencyFollowsTheParameters) {
 TEST(Probe, PipeModelAblationKeepsTheWave1Formula) {
     // The pipe: controller_latency stands for front end + tRCD + CL, then 2 KiB per PC at 25.6 GB/s.
     // The banked PC adds only the second bank group's start-up (its ACT is tRRD_S later).
-    DramTiming t = DramTiming::from(load_platform("trn1").hbm);
+    DramTiming t = DramTiming::from(test::load_platform("trn1").hbm);
     double pipe = probe_ns("--set hbm.model=pipe --set hbm.controller_latency=\"39 ns\"");
     double startup = probe_ns("") - (pipe - 39 + t.front_end + t.rcd + t.cl);
     EXPECT_GT(startup, 0);
@@ -142,7 +135,7 @@ void simulate(Platform& p, std::function<void(Platform&)> traffic) {
 
 TEST(HbmController, SamePseudoChannelRequestsSerializeInIssueOrder) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny", {"dma.queue_channels=4"});
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.queue_channels=4"});
     Platform p("top", cfg);
     // Addresses one full PC rotation apart all hit pseudo-channel 0 of stack 0.
     uint64_t stride = cfg.hbm.interleave * cfg.hbm.pseudo_channels;
@@ -166,7 +159,7 @@ TEST(HbmController, SamePseudoChannelRequestsSerializeInIssueOrder) {
 
 TEST(HbmController, DifferentPseudoChannelsOverlap) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     Platform p("top", cfg);
     std::vector<DmaDescriptor> d(cfg.hbm.pseudo_channels);
     simulate(p, [&](Platform& plat) {
@@ -183,7 +176,7 @@ TEST(HbmController, DifferentPseudoChannelsOverlap) {
 
 TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    PlatformConfig cfg = test::load_platform("tiny");  // functional: true
     ASSERT_TRUE(cfg.hbm.functional);
     Platform p("top", cfg);
     const uint64_t size = 10 * 1024 + 100;  // not a whole number of bursts
@@ -217,7 +210,7 @@ TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
 // functional HBM they must neither overwrite what a functional write stored nor allocate pages.
 static void expect_timing_only_writes_leave_memory_alone(TimingMode timing) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    PlatformConfig cfg = test::load_platform("tiny");  // functional: true
     ASSERT_TRUE(cfg.hbm.functional);
     cfg.sim.timing = timing;
     Platform p("top", cfg);
@@ -262,7 +255,7 @@ TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderFlow) {
 
 static void expect_address_error_naming_the_address(TimingMode timing) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     cfg.sim.timing = timing;
     Platform p("top", cfg);
     DmaDescriptor bad;
@@ -302,7 +295,7 @@ struct BlackHole : sc_core::sc_module {
 
 TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     DmaEngine dma("dma", cfg.dma, 0);
     BlackHole hole("hole");
     dma.socket.bind(hole.socket);
@@ -320,7 +313,7 @@ TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
 
 TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny", {"dma.channels=1"});
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.channels=1"});
     Platform p("top", cfg);
     // Two queues, three descriptors each, one channel: service alternates q0, q1, q0, q1...
     std::vector<DmaDescriptor> d(6);
@@ -346,7 +339,7 @@ TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
 // new queue's slot instead of its own: the counter wrapped and the new queue never got a channel.
 TEST(Dma, OnResponseChannelLetsGoOfADescriptorTheCallbackReposts) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny", {"dma.channel_release=on_response", "dma.channels=1"});
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.channel_release=on_response", "dma.channels=1"});
     Platform p("top", cfg);
     DmaDescriptor d;
     int done = 0;
@@ -375,7 +368,7 @@ TEST(Dma, OnResponseDmaTrafficWithWindowOneFinishesOnEveryPlatform) {
 TEST(Dma, AWritePostedLaterDoesNotDelayReadDataAlreadyStreamingIn) {
     init_kernel();
     // Closed pages: the second read of the same rows must be a miss like the first, not a row hit.
-    PlatformConfig cfg = load_platform("tiny", {"hbm.functional=false", "hbm.page_policy=closed"});
+    PlatformConfig cfg = test::load_platform("tiny", {"hbm.functional=false", "hbm.page_policy=closed"});
     Platform p("top", cfg);
     DmaDescriptor alone, read, write;
     simulate(p, [&](Platform& plat) {

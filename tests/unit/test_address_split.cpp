@@ -14,13 +14,6 @@ using namespace nctlm;
 
 namespace {
 
-HbmConfig hbm_of(const std::string& platform, const std::vector<std::string>& sets = {}) {
-    ConfigTree t = ConfigTree::from_file(test::platform(platform));
-    for (auto& s : sets)
-        t.set(s);
-    return PlatformConfig::load(t).hbm;
-}
-
 std::vector<double> walk(const HbmConfig& h, const AddressMap& map, uint64_t address, uint64_t bytes) {
     std::vector<double> on(size_t(h.stacks) * h.pseudo_channels, 0);
     for (uint64_t a = address; a < address + bytes;) {
@@ -33,7 +26,7 @@ std::vector<double> walk(const HbmConfig& h, const AddressMap& map, uint64_t add
 }
 
 void check(const std::string& platform, const std::vector<std::string>& sets, uint64_t seed) {
-    HbmConfig h = hbm_of(platform, sets);
+    HbmConfig h = test::load_platform(platform, sets).hbm;
     AddressMap map(h);
     flow::AddressSplit split(h, map);
     test::XorShift64 rng{seed};
@@ -79,7 +72,7 @@ TEST(AddressSplit, EqualsAWalkOverEveryPieceWithPlainPcs) {
 }
 
 TEST(AddressSplit, RefusesAnUnmappedAddress) {
-    HbmConfig h = hbm_of("tiny");
+    HbmConfig h = test::load_platform("tiny").hbm;
     AddressMap map(h);
     flow::AddressSplit split(h, map);
     std::vector<double> on(size_t(h.stacks) * h.pseudo_channels, 0);
