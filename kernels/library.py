@@ -34,6 +34,13 @@ KERNELS = {
         "test": {"H": 4, "KVH": 2, "S": 1024, "D": 64},
         "variants": [{"H": 2, "KVH": 1, "S": 512, "D": 32}, {"H": 4, "KVH": 4, "S": 1024, "D": 64}],
     },
+    "gqa_decode": {
+        "shape": ["PAIRS", "G", "C", "D"],
+        "trace": ["q_t=bf16[PAIRS=64,D=128,G=4]", "k_t=bf16[PAIRS,D,C=2048]", "v=bf16[PAIRS,C,D]"],
+        "docs": [("trn1", {}), ("trn2", {})],
+        "test": {"PAIRS": 64, "G": 4, "C": 1024, "D": 64},
+        "variants": [{"PAIRS": 16, "G": 8, "C": 512, "D": 128}, {"PAIRS": 128, "G": 2, "C": 512, "D": 32}],
+    },
     "rmsnorm": {
         "shape": ["ROWS", "COLS"],
         "trace": ["x=bf16[ROWS=4096,COLS=4096]", "g=bf16[COLS]"],

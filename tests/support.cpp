@@ -1,5 +1,9 @@
 #include "tests/support.h"
 
+#include <cmath>
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -58,6 +62,34 @@ std::string temp_file(const std::string& text, const std::string& suffix) {
         std::abort();
     close(fd);
     return std::string(buf.data());
+}
+
+void check_golden(const std::string& name, const RunOutcome& out, const std::vector<std::string>& keys) {
+    const double tolerance = 0.005;  // relative; the model is deterministic, this absorbs only rounding
+    const std::string path = source_path("tests/platform/golden/" + name + ".json");
+    ASSERT_TRUE(out.errors.empty()) << out.errors.front();
+    const nlohmann::json& r = out.report["results"];
+    if (const char* u = std::getenv("NCTLM_UPDATE_GOLDENS"); u && std::string(u) == "1") {
+        nlohmann::json g = {{"tolerance", tolerance}, {"results", nlohmann::json::object()}};
+        for (auto& k : keys)
+            g["results"][k] = r.at(k);
+        std::ofstream(path) << g.dump(2) << "\n";
+        GTEST_SKIP() << "golden written: " << path;
+    }
+    std::ifstream in(path);
+    ASSERT_TRUE(in) << "missing golden " << path << " (run with NCTLM_UPDATE_GOLDENS=1)";
+    nlohmann::json g = nlohmann::json::parse(in);
+    double tol = g.value("tolerance", tolerance);
+    for (auto& k : keys) {
+        ASSERT_TRUE(g["results"].contains(k)) << name << ": golden lacks " << k;
+        const nlohmann::json& want = g["results"][k];
+        const nlohmann::json& got = r.at(k);
+        if (want.is_number())
+            EXPECT_NEAR(got.get<double>(), want.get<double>(), std::abs(want.get<double>()) * tol + 1e-9)
+                << name << ": " << k;
+        else
+            EXPECT_EQ(got, want) << name << ": " << k;
+    }
 }
 
 } // namespace nctlm::test

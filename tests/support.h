@@ -27,4 +27,9 @@ CliResult run_cli(const std::string& arguments);
 // Writes text to a fresh temporary file and returns its path (ending in `suffix`).
 std::string temp_file(const std::string& text, const std::string& suffix = ".yaml");
 
+// Compares the named result keys of a run with tests/platform/golden/<name>.json (numbers within
+// the golden's relative tolerance, 0.5 % unless it says otherwise; the rest exactly), or writes
+// the golden when NCTLM_UPDATE_GOLDENS=1 (the test is then skipped). `name`: "chip/gqa_trn1_g1".
+void check_golden(const std::string& name, const RunOutcome& out, const std::vector<std::string>& keys);
+
 } // namespace nctlm::test

@@ -202,6 +202,25 @@ void gemm(KernelWork& w, const Args& a) {
     w.dma(double(m / 128) * double(n / bn), 128.0 * b * kBf16, false);
 }
 
+// The online softmax of `blocks` blocks of 512 scores on 128 rows (flash_attention, gqa_decode):
+// the row max (vector), the statistics (one vector, three scalar small ops), exp with the row sum
+// (scalar), and the four 128 x 128 transposes of p.
+void online_softmax(KernelWork& w, double blocks) {
+    w.vector(blocks, {512, 1, Dtype::Fp32, 512 * kFp32, 0, kFp32, false, 128});
+    w.vector(blocks, small(2, 128));
+    w.scalar(blocks, small(2, 128));
+    w.scalar(blocks, {512, 1, Dtype::Bf16, 512 * kFp32, kFp32, 512 * kBf16 + kFp32, false, 128});
+    w.scalar(blocks, small(3, 128));
+    w.scalar(blocks, small(1, 128));
+    w.transpose(blocks * 4, 128, 128, Dtype::Bf16);
+}
+
+// Per block, the fp32 output (128 x d) rescaled by alpha (scalar) and p v added into it (vector).
+void rescale_output(KernelWork& w, double blocks, uint32_t d) {
+    w.scalar(blocks, {d, 1, Dtype::Fp32, 0, d * kFp32 + kFp32, d * kFp32, false, 128});
+    w.vector(blocks, {d, 2, Dtype::Fp32, d * kFp32, d * kFp32, d * kFp32, false, 128});
+}
+
 // flash_attention: per head and 128-query tile i, i // 4 + 1 key blocks of 512 (the last one holds
 // the diagonal); per block the loads of K (D x 512) and V (4 x 128 x D), QK^T and the mask
 // accumulation (two 128 x 512 matmuls), the row max (vector), the statistics (one vector, three
@@ -224,19 +243,43 @@ void flash_attention(KernelWork& w, const Args& a) {
     w.dma(blocks * 4, 128.0 * d * kBf16, true);
     w.matmul(blocks, d, 128, 512, Dtype::Bf16);
     w.matmul(blocks, 128, 128, 512, Dtype::Bf16);
-    w.vector(blocks, {512, 1, Dtype::Fp32, 512 * kFp32, 0, kFp32, false, 128});
-    w.vector(blocks, small(2, 128));
-    w.scalar(blocks, small(2, 128));
-    w.scalar(blocks, {512, 1, Dtype::Bf16, 512 * kFp32, kFp32, 512 * kBf16 + kFp32, false, 128});
-    w.scalar(blocks, small(3, 128));
-    w.scalar(blocks, small(1, 128));
-    w.transpose(blocks * 4, 128, 128, Dtype::Bf16);
+    online_softmax(w, blocks);
     w.vector(blocks, {512, 1, Dtype::Bf16, 512 * kBf16, 0, 512 * kBf16, false, 128});
     w.matmul(blocks * 4, 128, 128, d, Dtype::Bf16);
-    w.scalar(blocks, {d, 1, Dtype::Fp32, 0, d * kFp32 + kFp32, d * kFp32, false, 128});
-    w.vector(blocks, {d, 2, Dtype::Fp32, d * kFp32, d * kFp32, d * kFp32, false, 128});
+    rescale_output(w, blocks, d);
     w.vector(tiles, {d, 1, Dtype::Bf16, 0, d * kFp32 + kFp32, d * kBf16, false, 128});
     w.dma(tiles, 128.0 * d * kBf16, false);
+}
+
+// gqa_decode: P = 128 // G (sequence, KV head) pairs per pass share the partitions; per pass the
+// P q loads, three memsets, the division and the P stores; per pass and block of 512 keys, per pair
+// the K load (D x 512), four V loads (128 x D), the QK^T matmul (G columns into its rows) and four
+// PV matmuls; for all pairs at once the row max (vector), the statistics (one vector, three scalar
+// small ops), exp with the row sum (scalar), four transposes and their PSUM -> SBUF copies
+// (vector), the PV memset, the output rescale (scalar) and accumulation (vector)
+// (kernels/gqa_decode.py).
+void gqa_decode(KernelWork& w, const Args& a) {
+    uint64_t pairs = a("PAIRS"), g = a("G", 2, 128), c = a("C"), dd = a("D", 1, 128);
+    a.require(128 % g == 0, "G must divide 128");
+    uint64_t per_pass = 128 / g;
+    a.require(pairs % per_pass == 0, "PAIRS must be a multiple of 128 / G");
+    a.require(c % 512 == 0, "C must be a multiple of 512");
+    auto d = uint32_t(dd), gq = uint32_t(g);
+    double passes = double(pairs / per_pass), p = double(per_pass);
+    double blocks = passes * double(c / 512);
+    w.dma(passes * p, double(d) * g * kBf16, true);
+    w.vector(passes * 2, fill(1));
+    w.vector(passes, fill(d));
+    w.dma(blocks * p, double(d) * 512 * kBf16, true);
+    w.dma(blocks * p * 4, 128.0 * d * kBf16, true);
+    w.matmul(blocks * p, d, gq, 512, Dtype::Bf16);
+    online_softmax(w, blocks);
+    w.vector(blocks * 4, {128, 1, Dtype::Bf16, 128 * kBf16, 0, 128 * kBf16, false, 128});
+    w.vector(blocks, {d, 0, Dtype::Fp32, 0, 0, d * kFp32, true, 128});
+    w.matmul(blocks * p * 4, 128, gq, d, Dtype::Bf16);
+    rescale_output(w, blocks, d);
+    w.vector(passes, {d, 1, Dtype::Bf16, 0, d * kFp32 + kFp32, d * kBf16, false, 128});
+    w.dma(passes * p, double(g) * d * kBf16, false);
 }
 
 using Builder = void (*)(KernelWork&, const Args&);
@@ -244,6 +287,7 @@ const std::vector<std::pair<std::string, Builder>>& builders() {
     static const std::vector<std::pair<std::string, Builder>> b = {
         {"gemm", gemm},
         {"flash_attention", flash_attention},
+        {"gqa_decode", gqa_decode},
         {"rmsnorm", rmsnorm},
         {"layernorm", layernorm},
         {"softmax", softmax},

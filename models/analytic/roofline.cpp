@@ -36,52 +36,94 @@ GqaPlan gqa_plan(const GqaShape& s, uint32_t tiles) {
     return p;
 }
 
-GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint64_t tokens,
-                            uint32_t tile_tokens) {
+GqaBlockShape gqa_block_shape(uint32_t partitions, uint32_t group, uint64_t tokens, uint32_t tile_tokens) {
+    GqaBlockShape b;
+    b.tiles = uint32_t(ceil_div(tokens, std::max(1u, tile_tokens)));
+    uint32_t most = std::max(1u, partitions / std::max(1u, group));
+    b.chunks = 1;
+    for (uint32_t c = std::min(most, b.tiles); c >= 1; --c)
+        if (b.tiles % c == 0) {
+            b.chunks = c;
+            break;
+        }
+    b.sub = b.tiles / std::max(1u, b.chunks);
+    b.rows = group * b.chunks;
+    b.len = uint64_t(b.sub) * tile_tokens;
+    return b;
+}
+
+GqaBlockShape gqa_tail_shape(const GqaBlockShape& full, uint32_t tiles, uint32_t group) {
+    GqaBlockShape t = full;
+    t.tiles = tiles;
+    t.chunks = full.sub && tiles % full.sub == 0 ? tiles / full.sub : 0;
+    t.rows = t.chunks * group;
+    return t;
+}
+
+GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, const GqaBlockShape& b,
+                            uint32_t tile_tokens, bool first) {
     GqaBlockCost c;
-    uint64_t tiles_in_block = ceil_div(tokens, tile_tokens);
-    c.chunks = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(pe.sbuf_partitions / group, tiles_in_block)));
-    c.rows = group * c.chunks;
-    uint64_t len = ceil_div(tiles_in_block, c.chunks) * tile_tokens;  // tokens per chunk
+    c.chunks = b.chunks;
+    c.rows = b.rows;
     const Dtype bf16 = Dtype::Bf16;
-    for (uint32_t k = 0; k < c.chunks; ++k)  // Q.K^T: one chunk's rows light up per matmul
-        for (uint64_t done = 0; done < len; done += pe.moving_max, ++c.matmuls)
-            c.qk_ns += pe.matmul_time(c.rows, uint32_t(std::min<uint64_t>(pe.moving_max, len - done)), bf16).ns;
-    uint64_t sub = len / tile_tokens;
-    c.pv_ns = double(sub) * pe.matmul_time(c.rows, tile_tokens, bf16).ns             // P -> P^T
-              + double(c.chunks * sub) * pe.matmul_time(c.rows, head_dim, bf16).ns;  // P.V
-    c.matmuls += uint32_t(sub + c.chunks * sub);
-    double softmax_vector = pe.vector_op_time(uint32_t(len), 1).ns  // row max
-                            + 2 * pe.vector_op_time(1, 2).ns;        // m, l updates
-    c.scalar_ns = pe.scalar_op_time(uint32_t(len), c.rows).ns  // exp(s - m) with the row sum
-                  + pe.scalar_op_time(1, c.rows).ns;           // exp(m_old - m_new)
-    c.softmax_ns = softmax_vector + c.scalar_ns;
-    c.accumulate_ns = pe.vector_op_time(head_dim, 1).ns        // O *= exp(m_old - m_new)
-                      + pe.vector_op_time(head_dim, 2).ns;     // O += P.V (PSUM -> SBUF)
-    c.vector_ops = 5;
-    c.scalar_ops = 2;
+    const uint32_t len = uint32_t(b.len);
+    c.qk_ns = b.chunks * pe.matmul_time(group, len, bf16).ns;  // one chunk's G rows per matmul
+    c.pv_ns = b.sub * pe.matmul_time(b.rows, tile_tokens, bf16).ns              // P -> P^T
+              + double(b.chunks) * b.sub * pe.matmul_time(group, head_dim, bf16).ns;  // P.V
+    c.matmuls = b.chunks + b.sub + b.chunks * b.sub;
+    double softmax_vector = pe.vector_op_time(len, 1).ns;  // negated row max (PSUM)
+    double exp_ns = pe.scalar_op_time(len, b.rows).ns;     // exp(s - m) with the row sum
+    double copy_ns = b.sub * pe.scalar_op_time(b.rows, tile_tokens).ns;  // P^T to SBUF
+    c.vector_ops = 1;
+    c.scalar_ops = 1 + b.sub;
+    if (first) {
+        c.accumulate_ns = pe.vector_op_time(head_dim, 1).ns;  // O = P.V
+        c.vector_ops += 1;
+        c.scalar_ns = exp_ns + copy_ns;
+    } else {
+        softmax_vector += 2 * pe.vector_op_time(1, 1).ns;          // running max, l update
+        c.accumulate_ns = pe.vector_op_time(head_dim, 1).ns         // O x corr
+                          + pe.vector_op_time(head_dim, 2).ns;      // O + P.V
+        c.vector_ops += 4;
+        double corr_ns = pe.scalar_op_time(1, b.rows).ns;           // exp(m_old - m_new)
+        c.scalar_ns = exp_ns + corr_ns + copy_ns;
+        exp_ns += corr_ns;
+        c.scalar_ops += 1;
+    }
+    c.softmax_ns = softmax_vector + exp_ns;
     c.tensor_ns = c.qk_ns + c.pv_ns;
     c.vector_ns = softmax_vector + c.accumulate_ns;
     return c;
 }
 
-GqaBlockCost gqa_combine_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint32_t chunks,
+GqaBlockCost gqa_combine_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint32_t chunks, uint32_t rows,
                               uint32_t partials) {
     GqaBlockCost c;
     c.chunks = chunks;
-    c.rows = group * chunks;
-    // Rescale each chunk's O and l to the global max, reduce the chunks' rows onto G rows with a
-    // selection matmul (O and l), normalise O by l.
-    c.tensor_ns = pe.matmul_time(c.rows, head_dim, Dtype::Bf16).ns + pe.matmul_time(c.rows, 1, Dtype::Bf16).ns;
-    c.matmuls = 2;
-    c.vector_ns = pe.vector_op_time(1, 1).ns + 2 * pe.vector_op_time(head_dim, 2).ns;
-    c.vector_ops = 3;
-    c.scalar_ns = pe.scalar_op_time(1, group).ns;  // 1 / l
-    c.scalar_ops = 1;
-    if (partials > 1) {  // split-KV slices from other tiles: rescale and add each
-        c.vector_ns += double(partials - 1) * (pe.vector_op_time(1, 2).ns + pe.vector_op_time(head_dim, 2).ns);
-        c.vector_ops += 2 * (partials - 1);
+    c.rows = rows;
+    const Dtype fp32 = Dtype::Fp32;
+    if (chunks > 1) {
+        c.tensor_ns = pe.matmul_time(group, chunks, fp32).ns         // gather the chunk maxima
+                      + pe.matmul_time(rows, 1, fp32).ns             // broadcast the max back
+                      + pe.matmul_time(group, head_dim + 1, fp32).ns;  // sum O and l onto G rows
+        c.matmuls = 3;
+        c.vector_ns = 2 * pe.vector_op_time(chunks, 1).ns + pe.vector_op_time(head_dim + 1, 1).ns;
+        c.vector_ops = 3;
+        c.scalar_ns = pe.scalar_op_time(1, rows).ns;  // the chunks' weights
+        c.scalar_ops = 1;
     }
+    if (partials > 1) {  // split-KV owner: the common max, weights, weighted sum of the partials
+        c.vector_ns += pe.vector_op_time(partials - 1, 1).ns + pe.vector_op_time(1, 1).ns +
+                       pe.vector_op_time(head_dim + 1, 1).ns +
+                       double(partials - 1) * (pe.vector_op_time(head_dim + 1, 1).ns + pe.vector_op_time(head_dim + 1, 2).ns);
+        c.vector_ops += 3 + 2 * (partials - 1);
+        c.scalar_ns += pe.scalar_op_time(1, group).ns + pe.scalar_op_time(partials - 1, group).ns;
+        c.scalar_ops += 2;
+    }
+    c.vector_ns += pe.vector_op_time(head_dim, 1).ns;  // O / l
+    c.scalar_ns += pe.scalar_op_time(1, group).ns;     // 1 / l
+    c.vector_ops += 1;
+    c.scalar_ops += 1;
     return c;
 }
 
@@ -123,17 +165,23 @@ GqaRoofline gqa_roofline(const GqaShape& s, uint32_t tiles, const DmaConfig& dma
 
     // Compute: every tile runs the same blocks.
     double tensor = 0, vector = 0, scalar = 0;
-    uint64_t block = s.block_tokens ? s.block_tokens : p.tokens_per_slice;
-    uint32_t chunks = 1;
+    uint64_t block = s.block_tokens ? std::min<uint64_t>(s.block_tokens, p.tokens_per_slice) : p.tokens_per_slice;
+    GqaBlockShape full = gqa_block_shape(pe.sbuf_partitions, s.group(), block, s.tile_tokens);
+    uint32_t rows = full.rows;
     for (uint64_t done = 0; done < p.tokens_per_slice; done += block) {
-        GqaBlockCost c = gqa_block_cost(pe, s.group(), s.head_dim, std::min(block, p.tokens_per_slice - done),
-                                        s.tile_tokens);
+        uint64_t tokens = std::min(block, p.tokens_per_slice - done);
+        GqaBlockShape b = tokens == block ? full
+                                          : gqa_tail_shape(full, uint32_t(ceil_div(tokens, s.tile_tokens)), s.group());
+        if (b.chunks == 0)  // not whole chunks: the kernel refuses it; cost it as full blocks
+            b = full;
+        if (done == 0)
+            rows = b.rows;
+        GqaBlockCost c = gqa_block_cost(pe, s.group(), s.head_dim, b, s.tile_tokens, done == 0);
         tensor += c.tensor_ns;
         vector += c.vector_ns;
         scalar += c.scalar_ns;
-        chunks = std::max(chunks, c.chunks);
     }
-    GqaBlockCost comb = gqa_combine_cost(pe, s.group(), s.head_dim, chunks, p.tiles_per_head);
+    GqaBlockCost comb = gqa_combine_cost(pe, s.group(), s.head_dim, full.chunks, rows, p.tiles_per_head);
     tensor = (tensor + comb.tensor_ns) * p.heads_per_tile;
     vector = (vector + comb.vector_ns) * p.heads_per_tile;
     scalar = (scalar + comb.scalar_ns) * p.heads_per_tile;

@@ -41,29 +41,44 @@ struct GqaPlan {
 // Throws std::invalid_argument when the heads do not divide evenly over the tiles (or vice versa).
 GqaPlan gqa_plan(const GqaShape& shape, uint32_t tiles);
 
-// Engine busy time for one block of `tokens` tokens of one KV head on one tile. Layout
-// (flash-decoding packed on partitions): the block is cut into `chunks` = min(partitions / G,
-// tiles in the block) chunks; the G query rows of every chunk share the partitions (rows = G x
-// chunks), so one vector instruction covers every chunk at once.
-//   tensor: Q.K^T  chunks x ceil(len / moving_max) matmuls (stationary Q^T: rows columns)
-//           P^T    len / tile_tokens transposes (stationary rows, moving tile_tokens)
-//           P.V    chunks x len / tile_tokens matmuls (stationary P^T: rows, moving head_dim)
-//   vector: row max over len; rescale O (head_dim), accumulate O (2-input, head_dim), two
-//           running-statistic updates (m, l: 2-input, 1 element)
-//   scalar: exp(s - m) over len with the row sum; the correction exp(m_old - m_new) (1 element)
-// (the same instructions as models/pe/gqa_program.h, whose simulation this roofline cross-checks)
+// The flash-decoding shape of one block of `tokens` tokens (K/V tiles of `tile_tokens`): the G
+// query rows of `chunks` chunks share the partitions (rows = G x chunks), each chunk `sub` tiles
+// (len tokens), so one vector instruction covers every chunk at once. chunks: the largest divisor
+// of the block's tiles with G x chunks <= the partitions.
+struct GqaBlockShape {
+    uint32_t tiles = 0, chunks = 0, sub = 0, rows = 0;
+    uint64_t len = 0;  // tokens per chunk
+};
+GqaBlockShape gqa_block_shape(uint32_t partitions, uint32_t group, uint64_t tokens, uint32_t tile_tokens);
+// A slice's last, shorter block of `tiles` K/V tiles: the full blocks' chunk length in fewer
+// chunks. chunks = 0 when the tiles are not whole chunks.
+GqaBlockShape gqa_tail_shape(const GqaBlockShape& full, uint32_t tiles, uint32_t group);
+
+// Engine busy time for one block on one tile: the instructions of the GQA decode kernel
+// (testbenches/gqa/gqa_kernel.h, whose simulation this roofline cross-checks) at the engine rules.
+//   tensor: Q.K^T  chunks matmuls (stationary Q^T: G columns, moving len)
+//           P^T    sub transposes (stationary rows, moving tile_tokens)
+//           P.V    chunks x sub matmuls (stationary P^T: G columns, moving head_dim)
+//   vector: negated row max over len (PSUM); a head's first block: O = P.V (head_dim); the others:
+//           running max (1 element), l = l x corr + row sum (1), O x corr (head_dim), O + P.V
+//           (two inputs, head_dim)
+//   scalar: P^T PSUM -> SBUF (rows per partition, tile_tokens partitions) per transpose;
+//           exp(s - m) over len with the row sum; the others: the correction exp(m_old - m_new)
 struct GqaBlockCost {
     double tensor_ns = 0, vector_ns = 0, scalar_ns = 0;  // engine totals of the stages below
     double qk_ns = 0, softmax_ns = 0, pv_ns = 0, accumulate_ns = 0;  // the dependency chain, in order
     uint32_t chunks = 0, rows = 0, matmuls = 0, vector_ops = 0, scalar_ops = 0;
 };
-GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint64_t tokens,
-                            uint32_t tile_tokens);
-// Merging the packed chunks of one head at the end of its pass (flash-decoding reduction):
-// a partition-reduction matmul (stationary rows x G selection) of the rescaled O, plus the
-// rescale and normalise vector ops, 1/l on the scalar engine. `partials` > 1 adds the cross-tile merge of split-KV slices.
+GqaBlockCost gqa_block_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, const GqaBlockShape& block,
+                            uint32_t tile_tokens, bool first_of_head);
+// The end of one head's pass (flash-decoding reduction of `rows` packed rows, `chunks` chunks):
+// with several chunks, the head's max per query row (a selection matmul gathers each row's chunk
+// maxima, a reduction, a matmul broadcasts it back; fp32 operands at the fp32 rate), each chunk's
+// weight exp(m_c - m) (scalar), O and l weighted (vector), summed onto G rows by a selection
+// matmul; then 1/l (scalar) and O / l (vector). `partials` > 1: a split-KV owner merges the other
+// tiles' partials (common max, weights, weighted sum) before normalising.
 GqaBlockCost gqa_combine_cost(const PeConfig& pe, uint32_t group, uint32_t head_dim, uint32_t chunks,
-                              uint32_t partials);
+                              uint32_t rows, uint32_t partials);
 
 struct Ceiling {
     std::string resource;  // "hbm stack 2", "tile 0 dma", "ring1_cw", "tile 0 tensor"

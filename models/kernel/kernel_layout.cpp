@@ -60,6 +60,22 @@ Layout make_layout(const KernelProgram& p, const PeConfig& pe, uint32_t max_grid
                 throw KernelError(fmt::format("{}: {}: tensor '{}' is too large", f, t.path, t.name));
         }
         tl.bytes = n * tl.elem_bytes;
+        if (t.has_offset) {
+            // Bytes from the start of the stack (or window): the arguments, and pid for a per-instance copy.
+            for (int s = p.pid_slot + (t.per_instance ? 1 : 0); s < p.slots; ++s)
+                if (t.offset.uses(s))
+                    throw KernelError(fmt::format("{}: {}/offset: '{}' may use only the kernel's arguments{}", f, t.path,
+                                                  t.offset.text(), t.per_instance ? " and pid" : ""));
+            std::vector<int64_t> vars = l.vars;
+            for (uint32_t i = 0; i < (t.per_instance ? l.grid : 1); ++i) {
+                vars[size_t(p.pid_slot)] = int64_t(i);
+                tl.offsets.push_back(
+                    size_value(t.offset, vars, 0, int64_t(1) << 50, fmt::format("{}: {}/offset", f, t.path), "offset"));
+                if (tl.offsets.back() % tl.elem_bytes)
+                    throw KernelError(fmt::format("{}: {}/offset: {} is not a multiple of the {}-byte element", f,
+                                                  t.path, tl.offsets.back(), tl.elem_bytes));
+            }
+        }
         l.tensors.push_back(std::move(tl));
     }
     for (const Buffer& b : p.buffers) {

@@ -33,6 +33,7 @@ struct TensorLayout {
     uint64_t elem_bytes = 0;
     uint64_t bytes = 0;
     std::vector<uint64_t> base;    // HBM address per instance (one entry unless per_instance)
+    std::vector<uint64_t> offsets; // explicit placement (Tensor::offset) per instance; empty: sequential
     // 0 before the platform placed it (checking a program needs no addresses).
     uint64_t address(uint32_t instance) const {
         return base.empty() ? 0 : base.size() == 1 ? base[0] : base.at(instance);

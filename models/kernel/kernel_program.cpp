@@ -214,7 +214,7 @@ private:
     void tensor(const json& j, const std::string& path) {
         if (!j.is_object())
             fail(path, "a tensor is an object");
-        check_keys(j, path, {"name", "shape", "dtype", "kind", "placement", "per_instance"});
+        check_keys(j, path, {"name", "shape", "dtype", "kind", "placement", "per_instance", "offset"});
         Tensor t;
         t.path = path;
         t.name = string(field(j, "name", path), path + "/name");
@@ -250,6 +250,10 @@ private:
             if (!j["per_instance"].is_boolean())
                 fail(path + "/per_instance", "expected true or false");
             t.per_instance = j["per_instance"].get<bool>();
+        }
+        if (j.contains("offset")) {
+            t.has_offset = true;
+            t.offset = expr(j["offset"], path + "/offset");
         }
         p_.tensors.push_back(std::move(t));
     }
@@ -371,7 +375,7 @@ private:
             return o;
         }
         if (j.contains("tensor")) {
-            check_keys(j, path, {"tensor", "offset", "ap", "index"});
+            check_keys(j, path, {"tensor", "offset", "ap", "index", "instance"});
             std::string name = string(j["tensor"], path + "/tensor");
             o.kind = Operand::Kind::Hbm;
             o.index = find_tensor(name);
@@ -383,6 +387,13 @@ private:
             }
             if (j.contains("ap") == j.contains("index"))
                 fail(path, "an HBM operand has either \"offset\" + \"ap\" or \"index\"");
+            if (j.contains("instance")) {
+                if (!p_.tensors[size_t(o.index)].per_instance)
+                    fail(path + "/instance", "tensor '" + name + "' is shared by every instance: \"instance\" picks "
+                                             "another instance's copy of a per_instance tensor");
+                o.has_instance = true;
+                o.instance = expr(j["instance"], path + "/instance");
+            }
             if (j.contains("ap")) {
                 o.offset = j.contains("offset") ? expr(j["offset"], path + "/offset") : Expr::constant(0);
                 const json& ap = array(j["ap"], path + "/ap");

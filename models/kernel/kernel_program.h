@@ -37,6 +37,10 @@ struct Tensor {
     Placement placement = Placement::Local;
     uint32_t stack = 0;  // Placement::Stack
     bool per_instance = false;
+    // Explicit placement: the byte offset of the tensor (of instance `pid`'s copy) from the start of
+    // its stack or of the interleaved window; unset: placed after the others (KernelLaunch::place).
+    bool has_offset = false;
+    Expr offset;
 };
 
 struct Buffer {
@@ -61,6 +65,8 @@ struct Operand {
     std::vector<Expr> f_start, f_size;
     // Hbm: element (i0, i1, ...) at offset + sum(i_d x stride_d); ap[d] = (stride, count).
     Expr offset;
+    bool has_instance = false;  // Hbm, per-instance tensor: another instance's copy
+    Expr instance;
     std::vector<std::pair<Expr, Expr>> ap;
     double number = 0;
     bool has_real = false;  // Number given as a real expression of the arguments ("1 / COLS")

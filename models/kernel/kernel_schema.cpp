@@ -85,7 +85,8 @@ json kernel_schema() {
                  {{"tensor", {{"type", "string"}}},
                   {"offset", ref("expr")},
                   {"ap", {{"type", "array"}, {"items", ref("range")}, {"minItems", 1}, {"maxItems", 6}}},
-                  {"index", {{"type", "array"}, {"items", ref("range")}, {"minItems", 1}}}}}};
+                  {"index", {{"type", "array"}, {"items", ref("range")}, {"minItems", 1}}},
+                  {"instance", ref("expr")}}}};
     json instructions = json::array();
     for (auto& spec : op_specs()) {
         json props = {{"op", {{"const", spec.name}}}, {"line", {{"type", "string"}}}, {"tile", ref("expr")}};
@@ -133,7 +134,8 @@ json kernel_schema() {
                      {"dtype", dtype},
                      {"kind", {{"enum", {"input", "output", "scratch"}}}},
                      {"placement", placement},
-                     {"per_instance", {{"type", "boolean"}}}}}};
+                     {"per_instance", {{"type", "boolean"}}},
+                     {"offset", ref("expr")}}}};
     json buffer = {{"type", "object"},
                    {"required", {"name", "memory", "partitions", "shape", "dtype"}},
                    {"additionalProperties", false},

@@ -115,7 +115,15 @@ HbmAccess Walker::hbm(const Operand& o, const Instr& in, const char* role) const
                              numel));
     a.lo = uint64_t(offset) * tl.elem_bytes;
     a.hi = (uint64_t(hi) + 1) * tl.elem_bytes;
-    a.address = tl.address(instance_) + a.lo;
+    uint32_t instance = instance_;
+    if (o.has_instance) {
+        int64_t v = value(o.instance);
+        if (v < 0 || v >= int64_t(l_.grid))
+            fail(in, fmt::format("{}: instance {} ({}) of tensor '{}' is outside the grid's {} instances", role, v,
+                                 o.instance.text(), t.name, l_.grid));
+        instance = uint32_t(v);
+    }
+    a.address = tl.address(instance) + a.lo;
     return a;
 }
 

@@ -17,7 +17,9 @@ const FieldList<GemmWorkload>& GemmWorkload::fields() {
         count("tile_m", &C::tile_m, "128", 1, 1024, "stationary columns per matmul (<= pe.tensor_cols)"),
         count("tile_k", &C::tile_k, "128", 1, 1024, "contraction rows per matmul (<= pe.tensor_rows)"),
         count("tile_n", &C::tile_n, "512", 1, 65536, "moving columns per matmul (<= pe.moving_max)"),
-        count("buffers", &C::buffers, "2", 1, 64, "N-buffering: SBUF input/output and PSUM slots in flight"),
+        count("buffers", &C::buffers, "2", 1, 64,
+              "N-buffering: SBUF input/output and PSUM slots in flight (tile-stream mode; a whole GEMM's come from its "
+              "blocking search)"),
         flag("weights_resident", &C::weights_resident, "true",
              "B (K x N) loaded into SBUF once before the pipeline; false: streamed with every tile"),
         text("cores", &C::cores, "",

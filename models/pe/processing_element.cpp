@@ -247,6 +247,13 @@ void ProcessingElement::dma_job(DmaJob& job) {
     if (ins.op == Op::DmaWrite)
         while (!loads_in_flight_.empty() && *loads_in_flight_.begin() < job.seq)
             sc_core::wait(loads_changed_);
+    // Instructions ready at the same moment (issued together, or pre-built ones whose start latency
+    // ends together) reach the queues in issue order, as the queues are FIFO: the scheduler would
+    // otherwise run their threads in any order.
+    ready_to_post_.insert(job.seq);
+    sc_core::wait(sc_core::SC_ZERO_TIME);
+    while (*ready_to_post_.begin() != job.seq)
+        sc_core::wait(post_turn_);
     double t0 = now_ns();
     uint64_t chunk = ins.descriptor_bytes ? ins.descriptor_bytes : cfg_.dma_descriptor_bytes;
     runs_.clear();
@@ -273,6 +280,14 @@ void ProcessingElement::dma_job(DmaJob& job) {
             sc_core::wait(until(t0 + double(before) * ns_per_byte));
         before += d.bytes;
         dma_.post(d);
+        if (j == 0) {  // the next ready instruction's turn (a paced one keeps posting behind it)
+            ready_to_post_.erase(job.seq);
+            post_turn_.notify(sc_core::SC_ZERO_TIME);
+        }
+    }
+    if (n == 0) {
+        ready_to_post_.erase(job.seq);
+        post_turn_.notify(sc_core::SC_ZERO_TIME);
     }
     if (job.left > 0)
         sc_core::wait(job.done);

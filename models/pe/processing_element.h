@@ -106,6 +106,8 @@ private:
     uint64_t next_seq_ = 0;
     std::set<uint64_t> loads_in_flight_; // issue order of load instructions not yet complete
     sc_core::sc_event loads_changed_;
+    std::set<uint64_t> ready_to_post_;   // issue order of instructions about to post their descriptors
+    sc_core::sc_event post_turn_;
     PeRunRecord record_;
     std::array<int, kUnits> tracks_{};
     struct Waiting {  // what each unit waits for now (deadlock reports)

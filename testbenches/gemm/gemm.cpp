@@ -46,7 +46,6 @@ void GemmTestbench::configure(const ConfigTree& tree) {
     tb_ = tree.load<GemmTestbenchConfig>("testbench");
     w_ = tree.load<GemmWorkload>("workload");
     where_cores_ = tree.where("workload", w_.cores.empty() ? "m" : "cores");
-    where_m_ = tree.where("workload", "m");
     where_k_ = tree.where("workload", "k");
     check_tile(tree, PlatformConfig::load(tree), tb_.tile);
 }
@@ -188,20 +187,24 @@ std::string GemmTestbench::summary() const {
 
 void GemmTestbench::build_multicore(Platform& p) {
     const PlatformConfig& c = p.config;
-    std::string problem = plan_gemm(w_, w_.cores, uint32_t(p.tiles.size()), c.pe, part_);
-    if (problem.empty() && (part_.cores - 1) * tb_.core_stride >= p.tiles.size())
-        problem = fmt::format("{} cores at testbench.core_stride={} need {} tiles but the platform has {}",
-                              part_.cores, tb_.core_stride, (part_.cores - 1) * tb_.core_stride + 1, p.tiles.size());
+    uint32_t cores = 0;
+    std::string problem = analytic::plan_gemm_cores(w_.cores, uint32_t(p.tiles.size()), cores);
+    if (problem.empty() && (cores - 1) * tb_.core_stride >= p.tiles.size())
+        problem = fmt::format("{} cores at testbench.core_stride={} need {} tiles but the platform has {}", cores,
+                              tb_.core_stride, (cores - 1) * tb_.core_stride + 1, p.tiles.size());
+    if (problem.empty())
+        problem = analytic::plan_gemm(w_, cores, c.pe, gemm_rates(p, cores, tb_.core_stride), plan_);
     if (!problem.empty()) {
-        // Point at the key the problem is about: the core count, the rows, or the rest of the shape.
-        const std::string& at = problem.rfind("workload.cores", 0) == 0  ? where_cores_
-                                : problem.rfind("workload.m", 0) == 0    ? where_m_
-                                : problem.find("testbench.core_stride") != std::string::npos ? where_cores_
-                                                                                            : where_k_;
+        // Point at the key the problem is about: the core count, or the shape.
+        const std::string& at = problem.rfind("workload.cores", 0) == 0 ||
+                                        problem.find("testbench.core_stride") != std::string::npos
+                                    ? where_cores_
+                                    : where_k_;
         throw ConfigError(at + ": " + problem);
     }
     platform_ = c;
-    cores_ = make_gemm_cores(p, part_, tb_.core_stride, where_cores_);
+    memory_ = MemorySystemNames::of(p);
+    cores_ = make_gemm_cores(p, plan_, tb_.core_stride, where_cores_);
     for (size_t k = 0; k < cores_.size(); ++k) {
         ProcessingElement& pe = p.tiles[cores_[k].tile].pe;
         sc_core::sc_spawn(
@@ -214,25 +217,35 @@ void GemmTestbench::build_multicore(Platform& p) {
     }
 }
 
-std::vector<GemmCore> make_gemm_cores(Platform& p, const GemmPartition& part, uint32_t stride,
+analytic::GemmRates gemm_rates(const Platform& p, uint32_t cores, uint32_t stride) {
+    const PlatformConfig& c = p.config;
+    std::vector<uint32_t> per_stack(c.hbm.stacks, 0);
+    uint32_t sharing = 1;
+    for (uint32_t k = 0; k < cores; ++k)
+        sharing = std::max(sharing, ++per_stack.at(p.local_stack(k * stride)));
+    double stack = c.hbm.stack_bandwidth().bytes_per_s / sharing;
+    double rate = std::min({c.pe.dma_bandwidth.bytes_per_s, c.dma.data_bandwidth().bytes_per_s, stack});
+    return {rate / 1e9, c.dma.start_latency.ns, c.hbm.interleave};
+}
+
+std::vector<GemmCore> make_gemm_cores(Platform& p, const analytic::GemmPlan& plan, uint32_t stride,
                                       const std::string& where) {
-    // One kernel program over the cores (each core's A rows, a copy of B and its C rows in its
+    // One kernel program over the cores (each core's A^T columns, a copy of B and its C rows in its
     // local stack; cores sharing a stack get consecutive regions).
     std::vector<GemmCore> cores;
     try {
-        GemmTiling tiling{part.cores, part.row_blocks, part.col_blocks};
-        KernelLaunch launch(std::make_shared<kernel::KernelProgram>(
-                                kernel::KernelProgram::from_json(
-                                    gemm_pipeline_kernel(part.tile, p.config.pe.operand_buffers, tiling), "workload")),
+        nlohmann::json j = gemm_blocked_kernel(plan.core.dtype);
+        set_gemm_blocked_args(j, plan.m, plan.rows_per_core, plan.cores, plan.k, plan.n, plan.core, plan.chosen.blocking);
+        KernelLaunch launch(std::make_shared<kernel::KernelProgram>(kernel::KernelProgram::from_json(j, "workload")),
                             p.config, 0, stride);
         launch.place(p);
-        for (uint32_t k = 0; k < part.cores; ++k) {
+        for (uint32_t k = 0; k < plan.cores; ++k) {
             GemmCore& core = cores.emplace_back();
             core.tile = launch.tile(k);
+            core.pe = p.tiles[core.tile].pe.name();
             core.program = launch.pe_program(k);
+            core.counts = launch.counts(k);
         }
-    } catch (const std::invalid_argument& e) {
-        throw ConfigError(where + ": " + e.what());
     } catch (const ConfigError& e) {
         throw ConfigError(where + ": " + e.what());
     }
@@ -256,14 +269,15 @@ void run_gemm_cores(Platform& p, std::vector<GemmCore>& cores) {
 
 nlohmann::json GemmTestbench::multicore_results() const {
     nlohmann::json r;
-    const GemmWorkload& t = part_.tile;
+    const analytic::GemmBlocking& b = plan_.chosen.blocking;
+    const analytic::GemmBlockingCost& est = plan_.chosen.cost;
     r["shape"] = {{"m", w_.m}, {"k", w_.k}, {"n", w_.n}, {"dtype", dtype_name(w_.dtype)}};
-    r["cores"] = part_.cores;
-    r["partition"] = {{"by", "output rows, K accumulated in PSUM per tile"},
-                      {"rows_per_core", part_.rows_per_core},
-                      {"tile", {{"m", t.m}, {"k", t.k}, {"n", t.n}}},
-                      {"tiles_per_core", t.tiles},
-                      {"buffers", t.buffers}};
+    r["cores"] = plan_.cores;
+    r["partition"] = {{"by", "output rows; per core the blocked GEMM, K accumulated in SBUF per block"},
+                      {"rows_per_core", plan_.rows_per_core},
+                      {"tile", {{"m", w_.tile_m}, {"k", w_.tile_k}, {"n", w_.tile_n}}}};
+    r["blocking"] = {{"bm", b.bm}, {"bn", b.bn}, {"bk", b.bk}, {"a_bufs", b.a_bufs}, {"b_bufs", b.b_bufs},
+                     {"psum_bufs", b.psum_bufs}, {"sbuf_bytes_per_partition", est.sbuf_bytes}};
     if (!done_ || !platform_) {
         r["error"] = "the pipeline did not finish";
         return r;
@@ -272,36 +286,53 @@ nlohmann::json GemmTestbench::multicore_results() const {
     double start = 1e300, end = 0, bytes = 0;
     nlohmann::json per_core = nlohmann::json::array();
     double core_peak = c.pe.peak_flops(w_.dtype);
-    double core_flops = part_.flops() / part_.cores;
+    std::vector<ResourceUse> use;
+    const std::pair<const char*, const char*> engines[] = {{"tensor engine", "tensor.busy_ns"},
+                                                           {"vector engine", "vector.busy_ns"},
+                                                           {"scalar engine", "scalar.busy_ns"},
+                                                           {"dma issue", "dma_issue_busy_ns"}};
     for (auto& k : cores_) {
         start = std::min(start, k.record.launch_ns);
         end = std::max(end, k.record.end_ns);
-        double wall = k.record.end_ns - k.record.launch_ns;
-        per_core.push_back({{"tile", k.tile}, {"wall_ns", wall}, {"efficiency", core_flops / (wall * 1e-9) / core_peak}});
-        bytes += double(t.tiles) * (t.a_bytes() + t.b_bytes() + t.c_bytes());
     }
     double wall = end - start;
-    double achieved = part_.flops() / (wall * 1e-9);
+    for (auto& k : cores_) {
+        double core_wall = k.record.end_ns - k.record.launch_ns;
+        per_core.push_back({{"tile", k.tile},
+                            {"wall_ns", core_wall},
+                            {"efficiency", k.counts.flops / (core_wall * 1e-9) / core_peak}});
+        bytes += double(k.counts.dma_bytes_in + k.counts.dma_bytes_out);
+        for (auto& [name, stat] : engines)
+            use.push_back({fmt::format("tile {} {}", k.tile, name), wall > 0 ? stats().value(k.pe + "." + stat) / wall : 0});
+    }
+    memory_.add_use(use);
+    ResourceUse most = busiest(use);
+    double achieved = plan_.flops() / (wall * 1e-9);
     double platform_peak = core_peak * c.platform.tiles;
-    // Contention-free reference: the analytic pipeline of one core's tiles (same stage rules).
-    analytic::MemoryPath path(c.dma, c.noc, c.hbm);
-    analytic::PipelineResult ar = analytic::evaluate(analytic::gemm_pipeline(t, c.pe, c.dma, path), t.tiles);
-    double analytic_wall = ar.wall_ns;  // includes the sequencer fill and tail
     r["wall_ns"] = wall;
-    r["flops"] = part_.flops();
+    r["flops"] = plan_.flops();
     r["tflops"] = achieved / 1e12;
     r["core_peak_tflops"] = core_peak / 1e12;
     r["platform_peak_tflops"] = platform_peak / 1e12;
     r["chip_efficiency"] = achieved / platform_peak;
-    r["per_core_efficiency"] = achieved / (core_peak * part_.cores);
+    r["per_core_efficiency"] = achieved / (core_peak * plan_.cores);
     r["per_core"] = per_core;
     r["hbm_bytes"] = bytes;
     r["gb_per_s"] = bytes / wall;
-    r["analytic"] = {{"wall_ns", analytic_wall},
-                     {"per_core_efficiency", core_flops / (analytic_wall * 1e-9) / core_peak},
-                     {"limiter", ar.limiter},
-                     {"bottleneck", ar.bottleneck}};
-    r["sim_over_analytic"] = wall / analytic_wall;
+    r["busiest_resource"] = most.resource;
+    r["busiest_utilization"] = most.utilization;
+    r["bound"] = resource_kind(most.resource);
+    // The search's closed-form estimate of one core's share (contention-free): a cross-check.
+    double core_flops = 2.0 * double(plan_.core.m) * plan_.k * plan_.n;
+    r["analytic"] = {{"wall_ns", est.total_ns},
+                     {"per_core_efficiency", core_flops / (est.total_ns * 1e-9) / core_peak},
+                     {"bound", est.bound},
+                     {"tensor_ns", est.tensor_ns},
+                     {"vector_ns", est.vector_ns},
+                     {"scalar_ns", est.scalar_ns},
+                     {"dma_ns", est.dma_ns},
+                     {"hbm_bytes_per_core", est.hbm_bytes}};
+    r["sim_over_analytic"] = wall / est.total_ns;
     return r;
 }
 
@@ -309,17 +340,20 @@ std::string GemmTestbench::multicore_summary() const {
     nlohmann::json r = multicore_results();
     if (r.contains("error"))
         return "gemm: " + r["error"].get<std::string>();
-    const GemmWorkload& t = part_.tile;
+    const analytic::GemmBlocking& b = plan_.chosen.blocking;
     return fmt::format(
-        "gemm: {}x{}x{} {} on {} core(s) of {} (by output rows: {} rows per core, {} tiles of {}x{}x{} each)\n"
+        "gemm: {}x{}x{} {} on {} core(s) of {} (by output rows: {} rows per core; blocks of {} x {} rows x columns, "
+        "K in blocks of {}, A/B {}/{}-buffered, {} PSUM tiles)\n"
         "  wall {:.1f} us, {:.2f} TFLOPS = {:.1f} % of the platform peak ({:.2f} TFLOPS), per-core efficiency "
-        "{:.1f} %\n  analytic (contention-free) {:.1f} us, per-core efficiency {:.1f} % ({} bound); sim/analytic {:.3f}",
-        w_.m, w_.k, w_.n, dtype_name(w_.dtype), part_.cores, platform_->platform.name, part_.rows_per_core, t.tiles,
-        t.m, t.k, t.n, r["wall_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
+        "{:.1f} %; bound: {} ({}, {:.1f} %)\n  analytic estimate (contention-free) {:.1f} us, per-core efficiency "
+        "{:.1f} % ({} bound); sim/analytic {:.3f}",
+        w_.m, w_.k, w_.n, dtype_name(w_.dtype), plan_.cores, platform_->platform.name, plan_.rows_per_core, b.bm, b.bn,
+        b.bk, b.a_bufs, b.b_bufs, b.psum_bufs, r["wall_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
         100 * r["chip_efficiency"].get<double>(), r["platform_peak_tflops"].get<double>(),
-        100 * r["per_core_efficiency"].get<double>(), r["analytic"]["wall_ns"].get<double>() / 1e3,
-        100 * r["analytic"]["per_core_efficiency"].get<double>(), r["analytic"]["bottleneck"].get<std::string>(),
-        r["sim_over_analytic"].get<double>());
+        100 * r["per_core_efficiency"].get<double>(), r["bound"].get<std::string>(),
+        r["busiest_resource"].get<std::string>(), 100 * r["busiest_utilization"].get<double>(),
+        r["analytic"]["wall_ns"].get<double>() / 1e3, 100 * r["analytic"]["per_core_efficiency"].get<double>(),
+        r["analytic"]["bound"].get<std::string>(), r["sim_over_analytic"].get<double>());
 }
 
 } // namespace nctlm

@@ -140,3 +140,113 @@ json gemm_preload_kernel(const GemmWorkload& w) {
 }
 
 } // namespace nctlm
+
+namespace nctlm {
+
+namespace {
+// Expressions of the blocked kernel, by the loop variables bm, bn, bk, mt, nt, kt.
+const std::string kLda = "min(M, MC)";                 // a_t's row length, C's rows per instance
+const std::string kRows = "min(MC, M - pid * MC)";     // this instance's rows
+const std::string kBlocksM = "(" + kRows + " + BM - 1) // BM", kBlocksN = "(N + BN - 1) // BN",
+                  kBlocksK = "(K + BK - 1) // BK";
+const std::string kBm = "min(BM, " + kRows + " - bm * BM)", kBn = "min(BN, N - bn * BN)", kBk = "min(BK, K - bk * BK)";
+// The block step (bm, bn, bk) in order: A and B blocks rotate over their copies with it.
+const std::string kStep = "(bm * (" + kBlocksN + ") + bn) * (" + kBlocksK + ") + bk";
+
+json span(const std::string& start, const std::string& size) { return pair(start, size); }
+
+// One operand's block in: K rows bk x BK ... on the partitions in tiles of TK (whole tiles in one
+// DMA, a last partial tile in another), `cols` columns from column `col0` of a row of `ld`.
+json load_block(const char* buf, const char* tensor, const std::string& ld, const std::string& col0,
+                const std::string& cols) {
+    const std::string whole = "(" + kBk + ") // TK", rest = "(" + kBk + ") % TK";
+    json full = {{"op", "dma"},
+                 {"dst", {{"buf", buf}, {"copy", kStep}, {"p", span("0", "TK")}, {"f", json::array({span("0", whole), span("0", cols)})}}},
+                 {"src", {{"tensor", tensor}, {"offset", "(bk * BK) * " + ld + " + " + col0},
+                          {"ap", json::array({span(ld, "TK"), span("TK * " + ld, whole), span("1", cols)})}}}};
+    json part = {{"op", "dma"},
+                 {"dst", {{"buf", buf}, {"copy", kStep}, {"p", span("0", rest)}, {"f", json::array({span(whole, "1"), span("0", cols)})}}},
+                 {"src", {{"tensor", tensor}, {"offset", "(bk * BK + (" + whole + ") * TK) * " + ld + " + " + col0},
+                          {"ap", json::array({span(ld, rest), span("1", cols)})}}}};
+    return json::array({{{"if", whole + " > 0"}, {"body", json::array({full})}},
+                        {{"if", rest + " > 0"}, {"body", json::array({part})}}});
+}
+
+json loop_expr(const char* var, const std::string& trip, json body) {
+    return {{"loop", var}, {"trip", trip}, {"body", std::move(body)}};
+}
+} // namespace
+
+json gemm_blocked_kernel(Dtype dtype) {
+    const std::string dt = dtype_name(dtype);
+    json p = {{"format", "nctlm-kernel"}, {"version", 1}, {"name", "gemm_blocked"}, {"source", "testbenches/gemm/gemm_kernel.cpp"}};
+    p["args"] = {{"M", 4096}, {"MC", 4096}, {"CORES", 1}, {"K", 8192}, {"N", 8192}, {"BM", 2048}, {"BN", 1024},
+                 {"BK", 1024}, {"ABUFS", 2}, {"BBUFS", 2}, {"PSUM_BUFS", 4}, {"TM", 128}, {"TK", 128}, {"TN", 512}};
+    p["grid"] = "CORES";
+    auto tensor = [&](const char* name, json shape, const char* kind) {
+        json t = {{"name", name}, {"dtype", dt}, {"kind", kind}, {"per_instance", true}};
+        t["shape"] = std::move(shape);
+        return t;
+    };
+    p["tensors"] = json::array({tensor("a_t", {"K", kLda}, "input"), tensor("b", {"K", "N"}, "input"),
+                                tensor("c", {kLda, "N"}, "output")});
+    auto buffer = [](const char* name, const char* memory, const char* parts, json shape, const std::string& type,
+                     const char* bufs) {
+        json b = {{"name", name}, {"memory", memory}, {"partitions", parts}, {"dtype", type}, {"bufs", bufs}};
+        b["shape"] = std::move(shape);
+        return b;
+    };
+    p["buffers"] = json::array({
+        buffer("a_blk", "sbuf", "TK", {"(BK + TK - 1) // TK", "BM"}, dt, "ABUFS"),
+        buffer("b_blk", "sbuf", "TK", {"(BK + TK - 1) // TK", "BN"}, dt, "BBUFS"),
+        buffer("acc", "sbuf", "TM", {"(BM + TM - 1) // TM", "BN"}, "fp32", "1"),
+        buffer("c_blk", "sbuf", "TM", {"BN"}, dt, "2"),
+        buffer("ps", "psum", "TM", {"TN"}, "fp32", "PSUM_BUFS"),
+    });
+    const std::string ms = "min(TM, " + kBm + " - mt * TM)", ns = "min(TN, " + kBn + " - nt * TN)",
+                      ks = "min(TK, " + kBk + " - kt * TK)";
+    const std::string tile = "(" + kStep + ") * ((BM + TM - 1) // TM) * ((BN + TN - 1) // TN) + mt * ((BN + TN - 1) // TN) + nt";
+    json ps = {{"buf", "ps"}, {"copy", tile}, {"p", span("0", ms)}, {"f", json::array({span("0", ns)})}};
+    json acc = {{"buf", "acc"}, {"p", span("0", ms)}, {"f", json::array({span("mt", "1"), span("nt * TN", ns)})}};
+    json matmul = {{"op", "matmul"},
+                   {"dst", ps},
+                   {"stationary", {{"buf", "a_blk"}, {"copy", kStep}, {"p", span("0", ks)},
+                                   {"f", json::array({span("kt", "1"), span("mt * TM", ms)})}}},
+                   {"moving", {{"buf", "b_blk"}, {"copy", kStep}, {"p", span("0", ks)},
+                               {"f", json::array({span("kt", "1"), span("nt * TN", ns)})}}},
+                   {"start", "kt == 0"},
+                   {"stop", "kt == (" + kBk + " + TK - 1) // TK - 1"}};
+    json evacuate = {{"if", "bk == 0"},
+                     {"body", json::array({{{"op", "tensor_copy"}, {"dst", acc}, {"src", ps}}})},
+                     {"else", json::array({{{"op", "tensor_tensor"}, {"operator", "add"}, {"dst", acc}, {"in0", acc}, {"in1", ps}}})}};
+    json k_block = load_block("a_blk", "a_t", kLda, "bm * BM", kBm);
+    for (auto& l : load_block("b_blk", "b", "N", "bn * BN", kBn))
+        k_block.push_back(l);
+    k_block.push_back(loop_expr("mt", "(" + kBm + " + TM - 1) // TM",
+                                json::array({loop_expr("nt", "(" + kBn + " + TN - 1) // TN",
+                                                       json::array({loop_expr("kt", "(" + kBk + " + TK - 1) // TK",
+                                                                              json::array({matmul})),
+                                                                    evacuate}))})));
+    const std::string out_copy = "(bm * (" + kBlocksN + ") + bn) * ((BM + TM - 1) // TM) + mt";
+    json c_out = {{"buf", "c_blk"}, {"copy", out_copy}, {"p", span("0", ms)}, {"f", json::array({span("0", kBn)})}};
+    json store = json::array({
+        {{"op", "activation"}, {"func", "copy"}, {"dst", c_out},
+         {"src", {{"buf", "acc"}, {"p", span("0", ms)}, {"f", json::array({span("mt", "1"), span("0", kBn)})}}}},
+        {{"op", "dma"}, {"src", c_out},
+         {"dst", {{"tensor", "c"}, {"offset", "(bm * BM + mt * TM) * N + bn * BN"}, {"ap", json::array({span("N", ms), span("1", kBn)})}}}},
+    });
+    p["body"] = json::array({loop_expr("bm", kBlocksM, json::array({loop_expr(
+                                 "bn", kBlocksN,
+                                 json::array({loop_expr("bk", kBlocksK, k_block),
+                                              loop_expr("mt", "(" + kBm + " + TM - 1) // TM", store)}))}))});
+    return p;
+}
+
+void set_gemm_blocked_args(json& kernel, uint64_t m, uint64_t rows, uint32_t cores, uint64_t k, uint64_t n,
+                           const analytic::GemmShape& t, const analytic::GemmBlocking& b) {
+    kernel["args"] = {{"M", m}, {"MC", rows}, {"CORES", cores}, {"K", k}, {"N", n}, {"BM", b.bm}, {"BN", b.bn},
+                      {"BK", b.bk}, {"ABUFS", b.a_bufs}, {"BBUFS", b.b_bufs}, {"PSUM_BUFS", b.psum_bufs},
+                      {"TM", t.tile_m}, {"TK", t.tile_k}, {"TN", t.tile_n}};
+}
+
+} // namespace nctlm

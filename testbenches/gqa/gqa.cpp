@@ -1,6 +1,6 @@
 #include "testbenches/gqa/gqa.h"
 
-#include "models/pe/gqa_program.h"
+#include "testbenches/gqa/gqa_kernel.h"
 
 #include <algorithm>
 #include <fmt/format.h>
@@ -55,10 +55,6 @@ void GqaTestbench::configure(const ConfigTree& tree) {
     shape_.block_tokens = cfg_.block_tokens;
 }
 
-uint64_t GqaTestbench::kv_address(uint32_t t, uint32_t head, bool v, uint64_t token) const {
-    return base_[t] + (uint64_t(head) * 2 + (v ? 1 : 0)) * slice_bytes_ + token * cfg_.head_dim * elt_;
-}
-
 void GqaTestbench::build(Platform& p) {
     const PlatformConfig& c = p.config;
     uint32_t n = uint32_t(p.tiles.size());
@@ -72,95 +68,58 @@ void GqaTestbench::build(Platform& p) {
     const analytic::GqaPlan& plan = roof_.plan;
     pe_ = c.pe;
     hbm_peak_ = c.hbm.stack_bandwidth().bytes_per_s * c.hbm.stacks;
-    slice_bytes_ = plan.tokens_per_slice * cfg_.head_dim * elt_;
-    uint64_t region = (uint64_t(plan.heads_per_tile) * 2 * slice_bytes_ + (1 << 20) - 1) >> 20 << 20;
-    uint64_t misc = 1 << 20;  // Q, O, partials per tile
+    memory_ = MemorySystemNames::of(p);
+    // One kernel program, one instance per tile: tile t's K/V in its region of its local stack (or
+    // of the interleaved window), its Q, O and partial in a small region behind every tile's K/V.
+    const uint64_t slice = plan.tokens_per_slice * cfg_.head_dim * elt_;
+    const uint64_t region = (uint64_t(plan.heads_per_tile) * 2 * slice + (1 << 20) - 1) >> 20 << 20;
+    const uint64_t misc = 1 << 20;
     if (uint64_t(n) * (region + misc) > c.hbm.stack_capacity)
         throw ConfigError(fmt::format("gqa: the KV cache ({} per tile) does not fit one stack", format_bytes(region)));
-    memory_ = MemorySystemNames::of(p);
-
-    std::vector<uint64_t> misc_base(n);
-    for (uint32_t t = 0; t < n; ++t) {
-        uint32_t ls = p.local_stack(t);
-        base_.push_back(cfg_.kv_placement == "interleaved" ? p.address_map.interleaved_base() + t * region
-                                                           : p.stack_address(ls, t * region));
-        misc_base[t] = p.stack_address(ls, n * region + t * misc);
-    }
-    const uint32_t g = shape_.group();
+    GqaKernelSpec spec;
+    spec.group = shape_.group();
+    spec.head_dim = cfg_.head_dim;
+    spec.tile_tokens = cfg_.tile_tokens;
+    spec.block_tokens = cfg_.block_tokens;
+    spec.buffers = cfg_.buffers;
+    spec.heads = plan.heads_per_tile;
+    spec.tokens = plan.tokens_per_slice;
+    spec.tiles = n;
+    spec.tiles_per_head = plan.tiles_per_head;
+    spec.dtype = dtype_;
+    spec.operand_buffers = c.pe.operand_buffers;
+    spec.interleaved = cfg_.kv_placement == "interleaved";
+    spec.kv_region = region;
+    spec.misc_base = n * region;
+    spec.misc_region = misc;
+    std::string problem = gqa_kernel_check(spec, c.pe);
+    if (!problem.empty())
+        throw ConfigError(fmt::format("{}: gqa on {}: {}", where_block_, c.platform.name, problem));
+    launch_ = KernelLaunch(std::make_shared<kernel::KernelProgram>(
+                               kernel::KernelProgram::from_json(gqa_decode_kernel(spec, c.pe), "gqa")),
+                           c, 0, 1);
+    launch_.place(p);
+    blocks_ = uint32_t(launch_.counts(0).tiles) - (plan.tiles_per_head > 1 ? 1 : 0);
     for (uint32_t t = 0; t < n; ++t) {
         Tile& tile = tiles_.emplace_back();
         tile.pe = p.tiles[t].pe.name();
-        uint32_t split = t % plan.tiles_per_head;
-        GqaProgramSpec spec;
-        spec.group = g;
-        spec.head_dim = cfg_.head_dim;
-        spec.tile_tokens = cfg_.tile_tokens;
-        spec.buffers = cfg_.buffers;
-        spec.heads = plan.heads_per_tile;
-        spec.dtype = dtype_;
-        spec.q_address = misc_base[t];
-        spec.kv_descriptor_bytes = uint64_t(cfg_.tile_tokens) * cfg_.head_dim * elt_;
-        for (uint32_t h = 0; h < plan.heads_per_tile; ++h) {
-            for (uint64_t tok = 0; tok < plan.tokens_per_slice; tok += cfg_.block_tokens)
-                spec.blocks.push_back({h, std::min<uint64_t>(cfg_.block_tokens, plan.tokens_per_slice - tok),
-                                       kv_address(t, h, false, tok), kv_address(t, h, true, tok)});
-            spec.out_address.push_back(misc_base[t] + 64 * 1024 + h * 4096);
-        }
-        // Split-KV over tiles: partners write their partial O (fp32, with m and l) to their own
-        // stack; the owner keeps its result in SBUF and merges theirs in a second program.
-        if (plan.tiles_per_head > 1) {
-            if (split == 0) {
-                spec.keep_result = true;
-                std::vector<uint64_t> partials;
-                for (uint32_t k = 1; k < plan.tiles_per_head; ++k)
-                    partials.push_back(misc_base[t + k] + 128 * 1024);
-                tile.merge = make_gqa_merge_program(g, cfg_.head_dim, dtype_, partials, spec.out_address[0]);
-            } else {
-                spec.partial_out = true;
-                spec.out_address[0] = misc_base[t] + 128 * 1024;
-            }
-        }
-        std::string problem = gqa_check(spec, c.pe);
-        if (!problem.empty())
-            throw ConfigError(fmt::format("{}: gqa on {}: {}", where_block_, c.platform.name, problem));
-        tile.main = make_gqa_program(spec, c.pe);
+        tile.program = launch_.pe_program(t);
+        ProcessingElement& pe = p.tiles[t].pe;
+        sc_core::sc_spawn([&tile, &pe] { tile.record = pe.execute(tile.program); }, fmt::format("gqa_tile{}", t).c_str());
     }
-    for (uint32_t t = 0; t < n; ++t)
-        sc_core::sc_spawn([this, &p, t] { tile_thread(p, t); }, fmt::format("gqa_tile{}", t).c_str());
-}
-
-void GqaTestbench::tile_thread(Platform& p, uint32_t t) {
-    Tile& T = tiles_[t];
-    ProcessingElement& pe = p.tiles[t].pe;
-    T.record = pe.execute(T.main);
-    T.done_ns = T.record.end_ns;
-    T.finished = true;
-    tile_done_.notify(sc_core::SC_ZERO_TIME);
-    if (T.merge.instructions.empty())
-        return;
-    // The owner of a split head merges once every partner has written its partial.
-    uint32_t per_head = roof_.plan.tiles_per_head;
-    auto partners_done = [&] {
-        for (uint32_t k = 1; k < per_head; ++k)
-            if (!tiles_[t + k].finished)
-                return false;
-        return true;
-    };
-    while (!partners_done())
-        sc_core::wait(tile_done_);
-    PeRunRecord merge = pe.execute(T.merge);
-    T.done_ns = merge.end_ns;
 }
 
 nlohmann::json GqaTestbench::results() const {
     double wall = 0, last_data = 0, first_data = 1e300, bytes = 0;
     for (auto& t : tiles_) {
-        wall = std::max(wall, t.done_ns);
-        // load_done_ns[0] is Q; the first K/V block follows.
-        if (t.record.load_done_ns.size() > 1)
-            first_data = std::min(first_data, t.record.load_done_ns[1]);
-        for (double d : t.record.load_done_ns)
-            last_data = std::max(last_data, d);
+        wall = std::max(wall, t.record.end_ns);
+        // The K/V loads of each block (its DMA-in stage): the first block in, the last byte in.
+        for (uint32_t b = 0; b < blocks_ && b < t.record.tiles.size(); ++b) {
+            const Interval& in = t.record.tiles[b][int(Stage::DmaIn)];
+            if (b == 0)
+                first_data = std::min(first_data, in.end);
+            last_data = std::max(last_data, in.end);
+        }
         bytes += stats().value(t.pe + ".dma_bytes");
     }
     if (first_data > 1e299)

@@ -1,16 +1,18 @@
 // gqa: one decode step (one new token, batch 1) of grouped-query attention over a long KV cache
 // on the whole chip, computed by the PEs' engines. KV heads are sharded over the tiles (split-KV
-// over tiles when there are more tiles than heads). Each tile runs a PE program
-// (models/pe/gqa_program.h): K and V stream in blocks of `block_tokens` (one contiguous DMA
-// instruction for K and one for V, one descriptor per `tile_tokens` tile, round robin over the DMA
-// queues), `buffers` blocks in flight; Q.K^T and P.V on the tensor engine, the online softmax on
-// the vector and scalar engines, SBUF/PSUM traffic through their ports. A split head's owner
-// merges the other tiles' partials (through HBM) once they have written them. Results: per-engine
+// over tiles when there are more tiles than heads). The step is a kernel program
+// (testbenches/gqa/gqa_kernel.h) launched with one instance per tile through KernelLaunch: K and V
+// stream in blocks of `block_tokens` (one contiguous DMA instruction for K and one for V, one
+// descriptor per `tile_tokens` tile, spread over the DMA queues), `buffers` blocks in flight;
+// Q.K^T, P^T and P.V on the tensor engine, the online softmax on the vector and scalar engines,
+// SBUF/PSUM traffic through their ports. A split head's owner merges the other tiles' partials
+// (through HBM) after a grid barrier. Results: per-engine
 // busy time and instruction counts, the busiest resource (the bound the simulation finds), next
 // to the analytic roofline of the same case (models/analytic/roofline.h, a cross-check only).
 #pragma once
 
 #include "models/analytic/roofline.h"
+#include "testbenches/kernel/kernel_launch.h"
 #include "testbenches/resource_use.h"
 #include "testbenches/testbench.h"
 
@@ -38,25 +40,20 @@ public:
 
 private:
     struct Tile {
-        Program main, merge;  // merge: split-KV owner only
+        Program program;
         PeRunRecord record;
-        double done_ns = 0;
-        bool finished = false;
-        std::string pe;       // SystemC name of the tile's PE
+        std::string pe;  // SystemC name of the tile's PE
     };
-    void tile_thread(Platform& p, uint32_t t);
-    uint64_t kv_address(uint32_t t, uint32_t head, bool v, uint64_t token) const;
 
     GqaWorkload cfg_;
     analytic::GqaShape shape_;
     analytic::GqaRoofline roof_;
     std::deque<Tile> tiles_;
-    std::vector<uint64_t> base_;
-    sc_core::sc_event tile_done_;
+    KernelLaunch launch_;
+    uint32_t blocks_ = 0;  // K/V blocks per tile (the kernel's per-block DMA-in records)
     MemorySystemNames memory_;
     PeConfig pe_;
     double hbm_peak_ = 0;
-    uint64_t slice_bytes_ = 0;  // one head slice of K (or V) on one tile
     uint32_t elt_ = 2;
     Dtype dtype_ = Dtype::Bf16;
     std::string where_block_, where_heads_;  // file:line:col of the keys bad-shape errors point at

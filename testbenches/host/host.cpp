@@ -39,11 +39,10 @@ void HostTestbench::configure(const ConfigTree& tree) {
                                       uint64_t(w_.kernels) * w_.batch, kMaxOps));
 }
 
-// The device kernel: the multi-core GEMM (gemm_partition.h) of the shape on host.kernel_cores
-// NeuronCores, by output rows; 128 x 128 matmuls, the widest moving block (<= pe.moving_max)
-// that divides N, double-buffered.
-std::string HostTestbench::plan_kernel(const PlatformConfig& c, uint32_t tiles, const MatmulShape& s,
-                                       GemmPartition& part) {
+// The device kernel: the whole GEMM (gemm.h) of the shape on host.kernel_cores NeuronCores, by
+// output rows, 128 x 128 x 512 matmuls, the blocking the search picks.
+std::string HostTestbench::plan_kernel(const Platform& p, const MatmulShape& s, analytic::GemmPlan& plan) {
+    const PlatformConfig& c = p.config;
     GemmWorkload g;
     g.m = uint32_t(s.m);
     g.k = uint32_t(s.k);
@@ -51,14 +50,10 @@ std::string HostTestbench::plan_kernel(const PlatformConfig& c, uint32_t tiles, 
     g.dtype = s.dtype == DType::Fp32 ? Dtype::Fp32 : Dtype::Bf16;
     g.tile_m = std::min(c.pe.tensor_cols, c.pe.sbuf_partitions);
     g.tile_k = std::min(c.pe.tensor_rows, c.pe.sbuf_partitions);
-    g.tile_n = 1;
-    for (uint32_t d = std::min<uint32_t>(c.pe.moving_max, g.n); d >= 1; --d)
-        if (g.n % d == 0) {
-            g.tile_n = d;
-            break;
-        }
-    g.buffers = 2;
-    return plan_gemm(g, std::to_string(c.host.kernel_cores), tiles, c.pe, part);
+    g.tile_n = c.pe.moving_max;
+    uint32_t cores = 0;
+    std::string problem = analytic::plan_gemm_cores(std::to_string(c.host.kernel_cores), uint32_t(p.tiles.size()), cores);
+    return problem.empty() ? analytic::plan_gemm(g, cores, c.pe, gemm_rates(p, cores, 1), plan) : problem;
 }
 
 void HostTestbench::build(Platform& p) {
@@ -70,12 +65,12 @@ void HostTestbench::build(Platform& p) {
     pcie_ = std::make_unique<PcieLink>("pcie", cfg, *host_);
     runtime_ = std::make_unique<Runtime>("runtime", cfg, *host_, *pcie_, *kernel_model_, w_.async);
     MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
-    GemmPartition part;
-    std::string problem = plan_kernel(p.config, uint32_t(p.tiles.size()), shape, part);
+    analytic::GemmPlan plan;
+    std::string problem = plan_kernel(p, shape, plan);
     if (!problem.empty())
         throw ConfigError(fmt::format("{}: the {}x{}x{} kernel on host.kernel_cores={}: {}", where_n_, w_.n, w_.n,
                                       w_.n, cfg.kernel_cores, problem));
-    kernel_cores_ = make_gemm_cores(p, part, 1, where_n_);
+    kernel_cores_ = make_gemm_cores(p, plan, 1, where_n_);
     Platform* platform = &p;
     runtime_->set_device([this, platform](const MatmulShape&) { run_gemm_cores(*platform, kernel_cores_); });
     sc_core::sc_spawn([this] { program(); }, "host_program");

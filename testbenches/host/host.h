@@ -9,7 +9,7 @@
 #include "models/host/kernel_cost.h"
 #include "models/host/pcie_link.h"
 #include "models/host/runtime.h"
-#include "models/pe/gemm_partition.h"
+#include "models/analytic/gemm_blocking.h"
 #include "testbenches/gemm/gemm.h"
 #include "testbenches/testbench.h"
 
@@ -40,8 +40,7 @@ public:
 
 private:
     void program();
-    static std::string plan_kernel(const PlatformConfig& c, uint32_t tiles, const MatmulShape& s,
-                                   GemmPartition& part);
+    static std::string plan_kernel(const Platform& p, const MatmulShape& s, analytic::GemmPlan& plan);
     std::vector<GemmCore> kernel_cores_;  // the device kernel's per-core programs (reused per kernel)
     std::string where_n_;
     HostWorkload w_;

@@ -102,8 +102,6 @@ void KernelTestbench::build(Platform& p) {
         ProcessingElement& pe = p.tiles[in.tile].pe;
         in.pe = pe.name();
         in.program = launch_.pe_program(uint32_t(i));
-        if (instances_.size() > 1)
-            in.program.barrier = [this] { barrier(); };
         sc_core::sc_spawn(
             [this, &pe, &in] {
                 in.record = pe.execute(in.program);
@@ -112,18 +110,6 @@ void KernelTestbench::build(Platform& p) {
             },
             fmt::format("kernel_instance{}", i).c_str());
     }
-}
-
-void KernelTestbench::barrier() {
-    uint64_t generation = generation_;
-    if (++arrived_ == instances_.size()) {
-        arrived_ = 0;
-        ++generation_;
-        barrier_open_.notify(sc_core::SC_ZERO_TIME);
-        return;
-    }
-    while (generation_ == generation)
-        sc_core::wait(barrier_open_);
 }
 
 uint64_t KernelTestbench::memory_estimate() const {

@@ -43,7 +43,6 @@ private:
         bool finished = false;
         std::string pe;
     };
-    void barrier();
 
     std::string file_;
     KernelTestbenchConfig tb_;
@@ -57,10 +56,6 @@ private:
     double hbm_peak_ = 0;
     MemorySystemNames memory_;
     uint32_t finished_ = 0;
-    // Grid barrier: instances arrived at the current one, and its generation.
-    uint32_t arrived_ = 0;
-    uint64_t generation_ = 0;
-    sc_core::sc_event barrier_open_;
 };
 
 } // namespace nctlm

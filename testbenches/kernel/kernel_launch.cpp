@@ -31,46 +31,105 @@ KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const
 void KernelLaunch::place(const Platform& p) {
     const HbmConfig& h = p.config.hbm;
     const uint64_t align = h.interleave * h.pseudo_channels;
-    std::vector<uint64_t> used(h.stacks, 0);
-    uint64_t interleaved = 0;
-    auto place_one = [&](size_t t, uint32_t instance) {
+    // Regions: each stack, then the interleaved window (region h.stacks).
+    const uint32_t window = h.stacks;
+    auto capacity = [&](uint32_t r) { return r == window ? p.address_map.total_bytes() : h.stack_capacity; };
+    auto region_name = [&](uint32_t r) {
+        return r == window ? std::string("the interleaved window") : fmt::format("HBM stack {}", r);
+    };
+    auto region_of = [&](size_t t, uint32_t instance) {
         const kernel::Tensor& tensor = program_->tensors[t];
-        kernel::TensorLayout& tl = layout_->tensors[t];
-        uint64_t size = (tl.bytes + align - 1) / align * align;
-        if (tensor.placement == kernel::Placement::Interleaved) {
-            if (interleaved + size > p.address_map.total_bytes())
-                throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) does not fit the interleaved window ({} left)",
-                                              program_->file, tensor.path, tensor.name, format_bytes(tl.bytes),
-                                              format_bytes(p.address_map.total_bytes() - interleaved)));
-            tl.base.push_back(p.address_map.interleaved_base() + interleaved);
-            interleaved += size;
-            return;
-        }
+        if (tensor.placement == kernel::Placement::Interleaved)
+            return window;
         uint32_t stack = tensor.placement == kernel::Placement::Stack ? tensor.stack : p.local_stack(tile(instance));
         if (stack >= h.stacks)
             throw ConfigError(fmt::format("{}: {}/placement: stack {} but the platform has {} stacks", program_->file,
                                           tensor.path, stack, h.stacks));
-        if (used[stack] + size > h.stack_capacity)
-            throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) does not fit HBM stack {} ({} of {} used by the "
-                                          "tensors before it)",
-                                          program_->file, tensor.path, tensor.name, format_bytes(tl.bytes), stack,
-                                          format_bytes(used[stack]), format_bytes(h.stack_capacity)));
-        tl.base.push_back(p.stack_address(stack, used[stack]));
-        used[stack] += size;
+        return stack;
     };
+    auto set = [&](size_t t, uint32_t instance, uint32_t region, uint64_t offset) {
+        kernel::TensorLayout& tl = layout_->tensors[t];
+        const kernel::Tensor& tensor = program_->tensors[t];
+        if (offset + tl.bytes > capacity(region))
+            throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) at offset {} does not fit {} ({})", program_->file,
+                                          tensor.path, tensor.name, format_bytes(tl.bytes), format_bytes(offset),
+                                          region_name(region), format_bytes(capacity(region))));
+        tl.base[tensor.per_instance ? instance : 0] =
+            region == window ? p.address_map.interleaved_base() + offset : p.stack_address(region, offset);
+    };
+    std::vector<uint64_t> used(h.stacks + 1, 0);
     for (auto& tl : layout_->tensors)
         tl.base.clear();
     for (size_t t = 0; t < program_->tensors.size(); ++t)
-        if (!program_->tensors[t].per_instance)
+        layout_->tensors[t].base.assign(program_->tensors[t].per_instance ? instances() : 1, 0);
+    // Explicitly placed tensors first (Tensor::offset), checked against each other.
+    struct Fixed {
+        uint32_t region;
+        uint64_t lo, hi;
+        size_t tensor;
+        uint32_t instance;
+    };
+    std::vector<Fixed> fixed;
+    for (size_t t = 0; t < program_->tensors.size(); ++t) {
+        const kernel::TensorLayout& tl = layout_->tensors[t];
+        for (uint32_t i = 0; i < tl.offsets.size(); ++i) {
+            Fixed f{region_of(t, i), tl.offsets[i], tl.offsets[i] + tl.bytes, t, i};
+            for (const Fixed& o : fixed)
+                if (o.region == f.region && o.lo < f.hi && f.lo < o.hi)
+                    throw ConfigError(fmt::format(
+                        "{}: {}/offset: tensor '{}' (instance {}) at [{}, {}) overlaps tensor '{}' (instance {}) at "
+                        "[{}, {}) in {}",
+                        program_->file, program_->tensors[t].path, program_->tensors[t].name, i, f.lo, f.hi,
+                        program_->tensors[o.tensor].name, o.instance, o.lo, o.hi, region_name(f.region)));
+            set(t, i, f.region, f.lo);
+            fixed.push_back(f);
+            used[f.region] = std::max(used[f.region], (f.hi + align - 1) / align * align);
+        }
+    }
+    // The others one after another behind them, each aligned to a full interleave round.
+    auto place_one = [&](size_t t, uint32_t instance) {
+        const kernel::Tensor& tensor = program_->tensors[t];
+        const kernel::TensorLayout& tl = layout_->tensors[t];
+        uint32_t region = region_of(t, instance);
+        uint64_t size = (tl.bytes + align - 1) / align * align;
+        if (used[region] + size > capacity(region))
+            throw ConfigError(fmt::format("{}: {}: tensor '{}' ({}) does not fit {} ({} of {} used by the tensors "
+                                          "before it)",
+                                          program_->file, tensor.path, tensor.name, format_bytes(tl.bytes),
+                                          region_name(region), format_bytes(used[region]),
+                                          format_bytes(capacity(region))));
+        set(t, instance, region, used[region]);
+        used[region] += size;
+    };
+    for (size_t t = 0; t < program_->tensors.size(); ++t)
+        if (!program_->tensors[t].per_instance && layout_->tensors[t].offsets.empty())
             place_one(t, 0);
     for (uint32_t i = 0; i < instances(); ++i)
         for (size_t t = 0; t < program_->tensors.size(); ++t)
-            if (program_->tensors[t].per_instance)
+            if (program_->tensors[t].per_instance && layout_->tensors[t].offsets.empty())
                 place_one(t, i);
 }
 
-Program KernelLaunch::pe_program(uint32_t instance) const {
-    return kernel::make_kernel_program(program_, layout_, instance, pe_, lowering_, counts_.at(instance));
+Program KernelLaunch::pe_program(uint32_t instance) {
+    Program p = kernel::make_kernel_program(program_, layout_, instance, pe_, lowering_, counts_.at(instance));
+    if (instances() > 1) {
+        if (!barrier_)
+            barrier_ = std::make_shared<GridBarrier>(instances());
+        p.barrier = [b = barrier_] { b->arrive(); };
+    }
+    return p;
+}
+
+void GridBarrier::arrive() {
+    uint64_t generation = generation_;
+    if (++arrived_ == instances_) {
+        arrived_ = 0;
+        ++generation_;
+        open_.notify(sc_core::SC_ZERO_TIME);
+        return;
+    }
+    while (generation_ == generation)
+        sc_core::wait(open_);
 }
 
 } // namespace nctlm

@@ -15,6 +15,19 @@
 
 namespace nctlm {
 
+// A barrier across a launch's instances (Program::barrier, called from the instance's sync unit):
+// returns once all `instances` have arrived; reusable, one generation after another.
+class GridBarrier {
+public:
+    explicit GridBarrier(uint32_t instances) : instances_(instances) {}
+    void arrive();
+
+private:
+    uint32_t instances_, arrived_ = 0;
+    uint64_t generation_ = 0;
+    sc_core::sc_event open_;
+};
+
 class KernelLaunch {
 public:
     KernelLaunch() = default;
@@ -27,12 +40,14 @@ public:
     const kernel::KernelProgram& program() const { return *program_; }
     const kernel::Layout& layout() const { return *layout_; }
 
-    // HBM addresses: shared tensors first, in order, then each instance's own (instance by
-    // instance), each aligned to a full interleave round, from the start of its stack (or of the
-    // interleaved window). Throws ConfigError when a stack cannot hold them.
+    // HBM addresses: tensors with an explicit offset there (checked against each other), then the
+    // shared tensors, in order, then each instance's own (instance by instance), each aligned to a
+    // full interleave round, behind them in their stack (or the interleaved window). Throws
+    // ConfigError when a tensor does not fit or explicit ones overlap.
     void place(const Platform& p);
-    // Instance i's PE program (generated as its units reach it); place() first.
-    Program pe_program(uint32_t instance) const;
+    // Instance i's PE program (generated as its units reach it); place() first. With several
+    // instances, its grid barriers meet the other instances' (every program of this launch).
+    Program pe_program(uint32_t instance);
 
 private:
     std::shared_ptr<kernel::KernelProgram> program_;
@@ -41,6 +56,7 @@ private:
     PeConfig pe_;
     std::vector<kernel::KernelCounts> counts_;
     uint32_t first_tile_ = 0, core_stride_ = 1;
+    std::shared_ptr<GridBarrier> barrier_;
 };
 
 } // namespace nctlm

@@ -13,37 +13,8 @@ using namespace nctlm;
 
 namespace {
 
-const double kTolerance = 0.005;  // relative; the model is deterministic, this absorbs only rounding
-
-std::string golden_path(const std::string& name) {
-    return test::source_path("tests/platform/golden/chip/" + name + ".json");
-}
-
-// Compares the named result keys with the golden (or writes the golden in update mode).
 void check_golden(const std::string& name, const RunOutcome& out, const std::vector<std::string>& keys) {
-    ASSERT_TRUE(out.errors.empty()) << out.errors.front();
-    const nlohmann::json& r = out.report["results"];
-    if (const char* u = std::getenv("NCTLM_UPDATE_GOLDENS"); u && std::string(u) == "1") {
-        nlohmann::json g = {{"tolerance", kTolerance}, {"results", nlohmann::json::object()}};
-        for (auto& k : keys)
-            g["results"][k] = r.at(k);
-        std::ofstream(golden_path(name)) << g.dump(2) << "\n";
-        GTEST_SKIP() << "golden written: " << golden_path(name);
-    }
-    std::ifstream in(golden_path(name));
-    ASSERT_TRUE(in) << "missing golden " << golden_path(name) << " (run with NCTLM_UPDATE_GOLDENS=1)";
-    nlohmann::json g = nlohmann::json::parse(in);
-    double tol = g.value("tolerance", kTolerance);
-    for (auto& k : keys) {
-        ASSERT_TRUE(g["results"].contains(k)) << name << ": golden lacks " << k;
-        const nlohmann::json& want = g["results"][k];
-        const nlohmann::json& got = r.at(k);
-        if (want.is_number())
-            EXPECT_NEAR(got.get<double>(), want.get<double>(), std::abs(want.get<double>()) * tol + 1e-9)
-                << name << ": " << k;
-        else
-            EXPECT_EQ(got, want) << name << ": " << k;
-    }
+    test::check_golden("chip/" + name, out, keys);
 }
 
 double res(const RunOutcome& r, const char* key) { return r.report["results"][key].get<double>(); }

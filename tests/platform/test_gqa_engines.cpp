@@ -23,36 +23,45 @@ nlohmann::json run(const std::string& platform, const std::vector<std::string>& 
 } // namespace
 
 // With SBUF/PSUM ports that never bind (no latency, fast partitions), every engine's busy time is
-// exactly its instructions x the cost rules of engine_timing.h, with counts from the flash-decoding
-// layout: trn1, G1 (32/8 heads: G = 4), 2 tiles x 4 heads, 4 blocks of 2048 tokens per head;
-// 16 tiles of 128 tokens per block -> 16 chunks, 64 rows, 128 tokens per chunk.
+// exactly its instructions x the cost rules of engine_timing.h, with counts from the GQA decode
+// kernel's flash-decoding layout (testbenches/gqa/gqa_kernel.h): trn1, G1 (32/8 heads: G = 4),
+// 2 tiles x 4 heads, 4 blocks of 2048 tokens per head; 16 tiles of 128 tokens per block -> 16
+// chunks, 64 rows, 128 tokens per chunk; Q of a tile's 4 heads: 16 rows.
 TEST(GqaEngines, BusyTimesAreInstructionCountsTimesCostRules) {
     auto r = run("trn1", {"pe.tensor_clock=2 GHz", "pe.vector_clock=1 GHz", "pe.scalar_clock=0.5 GHz",
                           "pe.matmul_overhead_cycles=28", "pe.psum_latency=0 ns", "pe.sbuf_latency=0 ns",
                           "pe.psum_partition_bandwidth=10 TB/s", "pe.sbuf_partition_bandwidth=10 TB/s"});
-    const uint32_t heads = 4, blocks = 4, chunks = 16, rows = 64, len = 128, d = 128, g = 4;
+    const uint32_t heads = 4, blocks = 4, chunks = 16, rows = 64, len = 128, d = 128, g = 4, q = 16, tiles = 2;
     TensorTiming tt{64, 64, 4, 28};
     VectorTiming vt{64, 60};
     ScalarTiming st{128, 64, 60};
-    // Tensor per block: chunks Q.K^T (moving len), len/128 transposes, chunks P.V (moving d);
-    // per head: two selection matmuls (moving d and 1).
-    double per_block = chunks * matmul_cycles(rows, len, Dtype::Bf16, tt) + matmul_cycles(rows, 128, Dtype::Bf16, tt) +
-                       chunks * matmul_cycles(rows, d, Dtype::Bf16, tt);
-    double per_head = matmul_cycles(rows, d, Dtype::Bf16, tt) + matmul_cycles(rows, 1, Dtype::Bf16, tt);
-    double tensor_ns = heads * (blocks * per_block + per_head) / 2.0;  // 2 GHz
-    // Vector per block: row max (len), m and l updates (1 x 2 inputs), O *= corr (d), O += P.V (d x 2);
-    // per head: rescale (1), normalise (2 x d x 2 inputs).
-    double vb = vector_op_cycles(len, vt) + 2 * vector_op_cycles(1, vt, 2) + vector_op_cycles(d, vt) +
-                vector_op_cycles(d, vt, 2);
-    double vh = vector_op_cycles(1, vt) + 2 * vector_op_cycles(d, vt, 2);
-    double vector_ns = heads * (blocks * vb + vh) / 1.0;
-    // Scalar per block: exp over len with the row sum, the correction exp; per head: 1/l.
-    double sb = scalar_op_cycles(len, rows, st) + scalar_op_cycles(1, rows, st);
-    double scalar_ns = heads * (blocks * sb + scalar_op_cycles(1, g, st)) / 0.5;
+    const Dtype bf16 = Dtype::Bf16, fp32 = Dtype::Fp32;
+    // Tensor: Q^T (one transpose of 16 rows); per block chunks Q.K^T (G stationary columns, len
+    // moving), one P^T (rows x 128 tokens), chunks P.V (G columns, d moving); per head the merge's
+    // fp32 selection matmuls (gather the chunk maxima, broadcast the max, sum O and l).
+    double per_block = chunks * matmul_cycles(g, len, bf16, tt) + matmul_cycles(rows, 128, bf16, tt) +
+                       chunks * matmul_cycles(g, d, bf16, tt);
+    double per_head = matmul_cycles(g, chunks, fp32, tt) + matmul_cycles(rows, 1, fp32, tt) +
+                      matmul_cycles(g, d + 1, fp32, tt);
+    double tensor_ns = (matmul_cycles(q, d, bf16, tt) + heads * (blocks * per_block + per_head)) / 2.0;  // 2 GHz
+    // Vector: Q scaled; three merge constants (iota + compare); per head: the first block's row
+    // max and O = P.V, the others' row max, running max, l update, O x corr, O + P.V (2 inputs);
+    // the merge's chunk maxima, their min, weighting (d + 1), O / l.
+    auto v = [&](uint32_t n, uint32_t inputs = 1) { return vector_op_cycles(n, vt, inputs); };
+    double setup = v(q) + 2 * (v(chunks) + v(g) + v(rows));
+    double first = v(len) + v(d), later = v(len) + 2 * v(1) + v(d) + v(d, 2);
+    double merge = 2 * v(chunks) + v(d + 1) + v(d);
+    double vector_ns = (setup + heads * (first + (blocks - 1) * later + merge)) / 1.0;
+    // Scalar: per block P^T to SBUF (rows per partition, 128 partitions) and the exp over len on
+    // the rows; the correction after the first block; per head the chunk weights and 1/l.
+    auto a = [&](uint32_t n, uint32_t parts) { return scalar_op_cycles(n, parts, st); };
+    double sb = a(rows, 128) + a(len, rows);
+    double scalar_ns = heads * (blocks * sb + (blocks - 1) * a(1, rows) + a(1, rows) + a(1, g)) / 0.5;
 
-    EXPECT_EQ(r["engine_instructions"]["tensor"].get<double>(), 2 * heads * (blocks * (2 * chunks + 1) + 2));
-    EXPECT_EQ(r["engine_instructions"]["vector"].get<double>(), 2 * heads * (blocks * 5 + 3));
-    EXPECT_EQ(r["engine_instructions"]["scalar"].get<double>(), 2 * heads * (blocks * 2 + 1));
+    EXPECT_EQ(r["engine_instructions"]["tensor"].get<double>(),
+              tiles * (1 + heads * (blocks * (2 * chunks + 1) + 3)));
+    EXPECT_EQ(r["engine_instructions"]["vector"].get<double>(), tiles * (7 + heads * (2 + (blocks - 1) * 5 + 4)));
+    EXPECT_EQ(r["engine_instructions"]["scalar"].get<double>(), tiles * heads * (2 * blocks + (blocks - 1) + 2));
     EXPECT_NEAR(r["engine_busy_ns"]["tensor"].get<double>(), tensor_ns, 1e-6 * tensor_ns);
     EXPECT_NEAR(r["engine_busy_ns"]["vector"].get<double>(), vector_ns, 1e-6 * vector_ns);
     EXPECT_NEAR(r["engine_busy_ns"]["scalar"].get<double>(), scalar_ns, 1e-6 * scalar_ns);

@@ -27,6 +27,7 @@ struct Case {
 const std::vector<Case> kCases = {
     {"gemm", {{"M", 256}, {"K", 512}, {"N", 1024}, {"BM", 256}, {"BN", 512}, {"BK", 256}}},
     {"flash_attention", {{"H", 4}, {"KVH", 2}, {"S", 1024}, {"D", 64}}},
+    {"gqa_decode", {{"PAIRS", 64}, {"G", 4}, {"C", 1024}, {"D", 64}}},
     {"rmsnorm", {{"ROWS", 300}, {"COLS", 512}}},
     {"layernorm", {{"ROWS", 300}, {"COLS", 512}}},
     {"softmax", {{"ROWS", 300}, {"COLS", 512}}},
@@ -102,6 +103,13 @@ TEST(KernelLibrary, EveryKernelRunsOnTrn1AndTrn2WithItsTensorsTrafficAndWork) {
                 // A is read once per column block, B once per row block.
                 EXPECT_EQ(in, 2 * (kk * m * n / double(arg(c, "BN")) + kk * n * m / double(arg(c, "BM")))) << where;
                 EXPECT_EQ(out, 2 * m * n) << where;
+            } else if (k == "gqa_decode") {
+                // q, K and V read once each; QK^T and PV: 2 G D C flops each per pair.
+                double pairs = double(arg(c, "PAIRS")), g = double(arg(c, "G")), ctx = double(arg(c, "C")),
+                       d = double(arg(c, "D"));
+                EXPECT_EQ(in, 2 * pairs * (d * g + 2 * ctx * d)) << where;
+                EXPECT_EQ(out, 2 * pairs * g * d) << where;
+                EXPECT_EQ(r["flops"].get<double>(), 2 * 2 * pairs * g * d * ctx) << where;
             } else {
                 double h = double(arg(c, "H")), s = double(arg(c, "S")), d = double(arg(c, "D"));
                 EXPECT_EQ(out, 2 * h * s * d) << where;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <new>
 #include <gtest/gtest.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <malloc.h>
 #include <sys/wait.h>
@@ -27,6 +28,20 @@ RunOutcome run_kernel(const std::string& platform, const std::string& kernel, st
     o.workload_file = kernel;
     o.overrides = std::move(sets);
     return run(o);
+}
+
+// A kernel run with a trace; returns the trace.
+json traced(const std::string& platform, const std::string& kernel) {
+    std::string trace = test::temp_file("", ".json");
+    RunOptions o;
+    o.platform_file = test::platform(platform);
+    o.testbench = "kernel";
+    o.workload_file = kernel;
+    o.trace_file = trace;
+    RunOutcome out = run(o);
+    EXPECT_TRUE(out.errors.empty()) << (out.errors.empty() ? "" : out.errors[0]);
+    std::ifstream in(trace);
+    return json::parse(in);
 }
 
 const json& results(const RunOutcome& out) {
@@ -242,4 +257,60 @@ TEST(KernelRun, ADeadlockedEngineIsReportedByName) {
         << out.errors[1];
     EXPECT_NE(out.errors[1].find("the never-signalled semaphore to reach 1 (it is at 0)"), std::string::npos)
         << out.errors[1];
+}
+
+// Explicit placement (a tensor's "offset") and reading another instance's copy ("instance"): on
+// trn2 tiles 0 and 1 share stack 0, so instance 1's copy of x lies exactly `offset` step above
+// instance 0's; z, placed after them, starts behind the explicit range; instance 0 reads instance
+// 1's copy. Overlapping explicit tensors are refused naming both.
+TEST(KernelRun, ExplicitOffsetsPlaceTensorsAndInstancesReadEachOthersCopies) {
+    const char* text = R"({"format": "nctlm-kernel", "version": 1, "name": "place", "grid": 2,
+      "tensors": [{"name": "x", "shape": [128, 256], "dtype": "bf16", "per_instance": true, "offset": "pid * 2097152 + 65536"},
+                  {"name": "z", "shape": [128, 256], "dtype": "bf16", "per_instance": true}],
+      "buffers": [{"name": "t", "memory": "sbuf", "partitions": 128, "shape": [256], "dtype": "bf16", "bufs": 3}],
+      "body": [{"op": "dma", "dst": {"buf": "t", "copy": 0}, "src": {"tensor": "x", "index": [[0, 128], [0, 256]]}},
+               {"op": "dma", "dst": {"buf": "t", "copy": 1}, "src": {"tensor": "z", "index": [[0, 128], [0, 256]]}},
+               {"op": "dma", "dst": {"buf": "t", "copy": 2}, "src": {"tensor": "x", "instance": "1 - pid", "index": [[0, 128], [0, 256]]}}]})";
+    json t = traced("trn2", test::temp_file(text, ".json"));
+    std::map<std::pair<std::string, int64_t>, uint64_t> address;  // (track's process, instruction) -> address
+    std::map<int64_t, std::string> process;
+    for (auto& e : t["traceEvents"])
+        if (e["ph"] == "M" && e["name"] == "process_name")
+            process[e["pid"].get<int64_t>()] = e["args"]["name"];
+    for (auto& e : t["traceEvents"])
+        if (e["ph"] == "X" && e["args"].contains("instruction") && e["args"].contains("address"))
+            address[{process[e["pid"].get<int64_t>()], e["args"]["instruction"].get<int64_t>()}] =
+                std::stoull(e["args"]["address"].get<std::string>(), nullptr, 16);
+    ASSERT_EQ(address.size(), 6u);
+    auto at = [&](const char* pe, int64_t instruction) { return address[std::make_pair(std::string(pe), instruction)]; };
+    uint64_t x0 = at("top.tile0.pe", 0), x1 = at("top.tile1.pe", 0);
+    EXPECT_EQ(x1 - x0, 2097152u);
+    EXPECT_GE(at("top.tile0.pe", 1), x1 + 128 * 256 * 2);  // z behind the explicit range
+    EXPECT_EQ(at("top.tile0.pe", 2), x1);                    // instance 0 reads instance 1's x
+    EXPECT_EQ(at("top.tile1.pe", 2), x0);
+    // Instance 1's x at 65536 overlaps instance 0's at [65536, 131072) when the step is 32 KiB.
+    std::string bad = text;
+    bad.replace(bad.find("pid * 2097152"), 13, "pid * 32768");
+    auto refused = test::run_cli("run -q -p " + test::platform("trn2") + " -t kernel -w " + test::temp_file(bad, ".json"));
+    EXPECT_EQ(refused.exit_code, 2);
+    EXPECT_NE(refused.err.find("overlaps tensor 'x' (instance 0)"), std::string::npos) << refused.err;
+}
+
+// Pre-built DMA instructions issued together (no waits between them) reach the DMA queues in
+// issue order once their start latency ends together: the first issued completes first.
+TEST(KernelRun, DmaInstructionsIssuedTogetherPostInIssueOrder) {
+    std::string file = test::temp_file(R"({"format": "nctlm-kernel", "version": 1, "name": "fifo",
+      "tensors": [{"name": "x", "shape": [4, 128, 2048], "dtype": "bf16"}],
+      "buffers": [{"name": "t", "memory": "sbuf", "partitions": 128, "shape": [2048], "dtype": "bf16", "bufs": 4}],
+      "body": [{"loop": "i", "trip": 4, "body": [{"op": "dma", "prebuilt": true, "queue": 0, "dst": {"buf": "t", "copy": "i"},
+                "src": {"tensor": "x", "index": [["i", 1], [0, 128], [0, 2048]]}}]}]})",
+                                       ".json");
+    json t = traced("trn1", file);
+    std::map<int64_t, double> end;
+    for (auto& e : t["traceEvents"])
+        if (e["ph"] == "X" && e["args"].contains("instruction") && e["args"].value("command", "") == "dma")
+            end[e["args"]["instruction"].get<int64_t>()] = e["ts"].get<double>() + e["dur"].get<double>();
+    ASSERT_EQ(end.size(), 4u);
+    for (int64_t i = 1; i < 4; ++i)
+        EXPECT_LT(end[i - 1], end[i]) << "instruction " << i - 1 << " completes after instruction " << i;
 }

@@ -272,6 +272,52 @@ TEST(KernelCheck, GridBarriersMustBeReachedByEveryInstance) {
     EXPECT_EQ(check_kernel(p, l, 1, pe, {}).grid_barriers, 0u);
 }
 
+// A tensor's explicit offset (bytes in its stack or window, per instance with pid) and an HBM
+// operand reading another instance's copy: values, and the errors that name the key.
+TEST(KernelLayout, ExplicitOffsetsAndAnotherInstancesCopy) {
+    json j = program(json::array({load_row("0", "0")}));
+    j["grid"] = 3;
+    j["tensors"][0]["per_instance"] = true;
+    j["tensors"][0]["offset"] = "pid * 1048576 + rows * 2";
+    PeConfig pe = trn1_pe();
+    KernelProgram p = KernelProgram::from_json(j, "k.json");
+    Layout l = make_layout(p, pe, 8);
+    EXPECT_EQ(l.tensors[0].offsets, (std::vector<uint64_t>{1024, 1048576 + 1024, 2 * 1048576 + 1024}));
+    EXPECT_TRUE(l.tensors[1].offsets.empty());  // placed after the explicit ones
+    json odd = j;
+    odd["tensors"][0]["offset"] = "pid * 1048576 + 1";
+    EXPECT_NE(error_of(odd).find("not a multiple of the 2-byte element"), std::string::npos) << error_of(odd);
+    json shared = j;
+    shared["tensors"][0]["per_instance"] = false;
+    EXPECT_NE(error_of(shared).find("/tensors/0/offset: 'pid * 1048576 + rows * 2' may use only the kernel's arguments"),
+              std::string::npos)
+        << error_of(shared);
+    // Instance i reads instance (i + 1) mod 3's copy: its address, not its own.
+    json other = j;
+    other["body"][0]["src"]["instance"] = "(pid + 1) % 3";
+    p = KernelProgram::from_json(other, "k.json");
+    l = make_layout(p, pe, 8);
+    l.tensors[0].base = {1u << 30, 2u << 30, 3u << 30};
+    l.tensors[1].base = {5u << 30};
+    for (uint32_t i = 0; i < 3; ++i) {
+        Lowerer low(p, l, i, pe, {});
+        Instruction ins;
+        uint64_t index = 0;
+        ASSERT_TRUE(low.next(ins, index));
+        EXPECT_EQ(ins.address, uint64_t((i + 1) % 3 + 1) << 30);
+    }
+    json past = other;
+    past["body"][0]["src"]["instance"] = "pid + 1";
+    EXPECT_NE(error_of(past).find("instance 3 (pid + 1) of tensor 'x' is outside the grid's 3 instances"),
+              std::string::npos)
+        << error_of(past);
+    json not_per = other;
+    not_per["tensors"][0]["per_instance"] = false;
+    not_per["tensors"][0].erase("offset");
+    EXPECT_NE(error_of(not_per).find("/body/0/src/instance: tensor 'x' is shared by every instance"), std::string::npos)
+        << error_of(not_per);
+}
+
 TEST(KernelWalk, LoopsExpandInOrderWithTriangularTripsAndConditionals) {
     // for i in 0..3: for j in 0..i: memset t[i % 2] (i == 2: memset u[j] instead)
     json body = json::parse(R"([{"loop": "i", "trip": 4, "body": [{"loop": "j", "trip": "i", "body": [

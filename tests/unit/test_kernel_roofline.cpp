@@ -128,6 +128,24 @@ TEST(KernelRoofline, FlashAttentionVisitsTheCausalBlocksOfEveryQueryTile) {
     }
 }
 
+TEST(KernelRoofline, GqaDecodeReadsTheCacheOnceWithOneQkAndFourPvMatmulsPerPairAndBlock) {
+    Platform p = load("trn2");
+    test::XorShift64 rng{7};
+    for (int trial = 0; trial < 20; ++trial) {
+        int64_t g = int64_t(1) << (1 + rng() % 4), per_pass = 128 / g, pairs = per_pass * int64_t(1 + rng() % 3);
+        int64_t c = int64_t(512 * (1 + rng() % 6)), d = int64_t(16 * (1 + rng() % 8));
+        KernelRoofline r = roof(p, "gqa_decode", {{"PAIRS", pairs}, {"G", g}, {"C", c}, {"D", d}});
+        double blocks = double(pairs / per_pass) * double(c / 512);
+        EXPECT_EQ(r.work.matmuls, blocks * double(per_pass) * 5);
+        EXPECT_EQ(r.work.transposes, 4 * blocks);
+        EXPECT_EQ(r.work.flops, 2.0 * 2.0 * double(pairs * g * d * c));
+        EXPECT_EQ(r.work.bytes_in, 2.0 * double(pairs) * double(d * g + 2 * c * d));
+        EXPECT_EQ(r.work.bytes_out, 2.0 * double(pairs * g * d));
+        EXPECT_EQ(r.work.dma_instructions, double(pairs / per_pass) * double(2 * per_pass) + blocks * double(per_pass) * 5);
+        EXPECT_GE(r.bound.ns, ceiling(r, "tensor"));
+    }
+}
+
 TEST(KernelRoofline, TheBoundIsTheLargestCeilingAndEachScalesWithItsRate) {
     Platform p = load("trn1");
     std::map<std::string, int64_t> args = {{"ROWS", 2048}, {"COLS", 4096}};
@@ -156,5 +174,8 @@ TEST(KernelRoofline, BadKernelsAndArgumentsAreRefused) {
                  std::invalid_argument);
     EXPECT_THROW(roof(p, "flash_attention", {{"H", 4}, {"KVH", 2}, {"S", 640}, {"D", 64}}), std::invalid_argument);
     EXPECT_THROW(roof(p, "flash_attention", {{"H", 4}, {"KVH", 2}, {"S", 512}, {"D", 256}}), std::invalid_argument);
-    EXPECT_EQ(library_kernels().size(), 7u);
+    EXPECT_THROW(roof(p, "gqa_decode", {{"PAIRS", 48}, {"G", 4}, {"C", 512}, {"D", 64}}), std::invalid_argument);
+    EXPECT_THROW(roof(p, "gqa_decode", {{"PAIRS", 64}, {"G", 3}, {"C", 512}, {"D", 64}}), std::invalid_argument);
+    EXPECT_THROW(roof(p, "gqa_decode", {{"PAIRS", 64}, {"G", 4}, {"C", 1000}, {"D", 64}}), std::invalid_argument);
+    EXPECT_EQ(library_kernels().size(), 8u);
 }

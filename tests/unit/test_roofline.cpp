@@ -96,21 +96,36 @@ TEST(GqaRoofline, InterleavedMakesTheRingACeiling) {
     EXPECT_NEAR(slow.bound.ns, slow.bytes / 2 / 2 / 100e9 * 1e9, 1.0);  // a quarter of the bytes per ring link
 }
 
-// Packing chunks on partitions: a larger group leaves fewer chunks, so more vector time per token.
+// Packing chunks on partitions: a larger group leaves fewer chunks, so more vector time per token;
+// a head's first block initializes its state (no running-max update, no correction).
 TEST(GqaRoofline, BlockCostFollowsTheEngineRules) {
     PeConfig p = pe();
-    auto g4b = gqa_block_cost(p, 4, 128, 2048, 128);
-    auto g8b = gqa_block_cost(p, 8, 128, 2048, 128);
-    EXPECT_EQ(g4b.chunks, 16u);  // min(128 / 4, 16 tiles)
+    GqaBlockShape s4 = gqa_block_shape(128, 4, 2048, 128), s8 = gqa_block_shape(128, 8, 2048, 128);
+    auto g4b = gqa_block_cost(p, 4, 128, s4, 128, false);
+    auto g8b = gqa_block_cost(p, 8, 128, s8, 128, false);
+    EXPECT_EQ(g4b.chunks, 16u);  // 16 tiles, at most 128 / 4 chunks
     EXPECT_EQ(g4b.rows, 64u);
     EXPECT_EQ(g8b.rows, 128u);
     // Q.K^T: 16 chunks x one matmul of 128 moving columns = 16 x max(64, 128) cycles at 2.8 GHz.
     EXPECT_NEAR(g8b.qk_ns, 16 * 128 / 2.8, 1e-9);
+    // P^T: one transpose of 128 columns; P.V: 16 matmuls of 128 moving columns.
+    EXPECT_NEAR(g8b.pv_ns, 17 * 128 / 2.8, 1e-9);
     // softmax: row max (128 + 60) and 2 x (64 + 60) vector cycles, exp (128 + 60) and the
     // correction (64 + 60) scalar cycles, both engines at 1.12 GHz.
     EXPECT_NEAR(g8b.softmax_ns, (2 * 188 + 3 * 124) / 1.12, 1e-9);  // the row sum rides on the exp
-    EXPECT_NEAR(g8b.scalar_ns, (188 + 124) / 1.12, 1e-9);
-    auto big = gqa_block_cost(p, 64, 128, 2048, 128);  // 2 chunks of 1024 tokens: wider vector ops
+    // Scalar: exp, correction, and P^T to SBUF (128 partitions x 128 rows).
+    EXPECT_NEAR(g8b.scalar_ns, (188 + 124 + 188) / 1.12, 1e-9);
+    auto first = gqa_block_cost(p, 8, 128, s8, 128, true);
+    EXPECT_NEAR(first.scalar_ns, (188 + 188) / 1.12, 1e-9);
+    EXPECT_NEAR(first.vector_ns, (188 + 188) / 1.12, 1e-9);  // row max; O = P.V (128 + 60)
+    EXPECT_EQ(first.vector_ops, 2u);
+    EXPECT_EQ(g8b.vector_ops, 5u);
+    auto big = gqa_block_cost(p, 64, 128, gqa_block_shape(128, 64, 2048, 128), 128, false);  // 2 chunks of 1024
     EXPECT_EQ(big.chunks, 2u);
     EXPECT_GT(big.softmax_ns, g8b.softmax_ns);
+    // The merge: three fp32 selection matmuls at a quarter of the bf16 rate: 16 moving columns (4 x
+    // 16 cycles, the 64-cycle issue gap), 128 stationary columns (4 x 64), 129 moving (4 x 129).
+    auto comb = gqa_combine_cost(p, 8, 128, 16, 128, 1);
+    EXPECT_NEAR(comb.tensor_ns, (64 + 4 * 64 + 4 * 129) / 2.8, 1e-9);
+    EXPECT_EQ(comb.matmuls, 3u);
 }

@@ -85,6 +85,7 @@ class KernelContext:
             raise NkiError("a kernel is already running: kernels can't call kernels")
         _current = self
         ex.RANGES.clear()
+        ex.LOOPS.clear()
         ex.ARGS.clear()
         ex.ARGS.update(self.symbols)
         for name in self.symbols:
@@ -97,6 +98,7 @@ class KernelContext:
         global _current
         _current = None
         ex.RANGES.clear()
+        ex.LOOPS.clear()
         ex.ARGS.clear()
         if exc[0] is None:
             self.flush()
@@ -171,6 +173,7 @@ class KernelContext:
         self.scope.add(name)
         first_lo, first_hi = ex.bounds(start)
         ex.RANGES[name] = (first_lo, first_hi + step * (ex.bounds(trip)[1] - 1))
+        ex.LOOPS[name] = (start, step, trip)
         v = ex.var(name)
         self.frames.append(_Frame(v, ex.floordiv(v - start, step), trip, start))
         try:
@@ -180,6 +183,7 @@ class KernelContext:
             self.frames.pop()
             self.scope.discard(name)
             ex.RANGES.pop(name, None)
+            ex.LOOPS.pop(name, None)
             self.bodies.pop()
             if not node.body:
                 parent.remove(node)

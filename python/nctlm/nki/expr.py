@@ -307,14 +307,23 @@ def _product_bounds(factors):
     return lo, hi
 
 
+# Open loops of symbolic trip: name -> (start, step, trip), outermost first (at_defaults).
+LOOPS = {}
+
+
 def at_defaults(x):
     """(lowest, highest) value of x with every symbolic argument at its default value (loop
     variables over their ranges): what the tracer checks limits against. The loader checks them
     again at the values a run sets."""
     if not isinstance(x, Expr):
         return x, x
-    saved = {a: RANGES[a] for a in ARGS if a in RANGES}
+    saved = {a: RANGES[a] for a in list(ARGS) + list(LOOPS) if a in RANGES}
     RANGES.update({a: (v, v) for a, v in ARGS.items()})
+    # A loop variable's range again with the arguments fixed (outer loops first): p < 128 // G
+    # is p <= 31 at G = 4, where over every G it is p <= 127.
+    for name, (start, step, trip) in LOOPS.items():
+        first_lo, first_hi = bounds(start)
+        RANGES[name] = (first_lo, first_hi + step * (bounds(trip)[1] - 1))
     try:
         return bounds(x)
     finally:

@@ -144,6 +144,25 @@ def k(x):
         self.assertEqual(bad.returncode, 2)
         self.assertIn("spans 256 partitions", bad.stderr)
 
+    def test_a_loop_of_symbolic_trip_is_checked_over_its_range_at_the_defaults(self):
+        # p < 128 // G: at G = 4, p * G + G <= 128 (p <= 31), though over every G p goes to 127.
+        source = """
+def k(x):
+    G, F = x.shape
+    out = nl.ndarray((128, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, F), dtype=x.dtype)
+    for p in nl.affine_range(128 // G):
+        t[p * G:(p + 1) * G, :] = nl.load(x)
+    nl.store(out, value=t)
+    return out
+"""
+        doc, _, _ = self.trace("x=fp32[G=4,F=64]", source=source)
+        (loop,) = [n for n in doc["body"] if "loop" in n]
+        self.assertEqual(loop["trip"], "128 // G")
+        over = source.replace("affine_range(128 // G)", "affine_range(128 // G + 1)")
+        with self.assertRaisesRegex(NkiError, "outside a dimension of size 128"):
+            self.trace("x=fp32[G=4,F=64]", source=over)
+
     def test_check_runs_at_the_defaults(self):
         path = support.write_kernel(KERNEL + """
 
