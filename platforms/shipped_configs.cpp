@@ -21,8 +21,11 @@ std::vector<std::string> config_dirs() {
 }
 
 namespace {
-// Kernel programs are JSON (docs/kernels.md); every other config is YAML.
-std::string extension(const std::string& kind) { return kind == "kernels" ? ".json" : ".yaml"; }
+// Kernel programs (docs/kernels.md), op graphs and models' Hugging Face configs (docs/models.md) are JSON;
+// every other config is YAML.
+std::string extension(const std::string& kind) {
+    return kind == "kernels" || kind == "models" || kind == "graphs" ? ".json" : ".yaml";
+}
 } // namespace
 
 std::string find_config(const std::string& name_or_path, const std::string& kind) {

@@ -1,5 +1,6 @@
 #include "testbenches/b2b/b2b.h"
 #include "testbenches/gemm/gemm.h"
+#include "testbenches/graph/graph.h"
 #include "testbenches/host/host.h"
 #include "testbenches/kernel/kernel.h"
 #include "testbenches/probe/probe.h"
@@ -42,6 +43,12 @@ std::vector<TestbenchInfo>& registry() {
          [] { return std::make_unique<KernelTestbench>(); },
          {param_section<KernelTestbenchConfig>("testbench", "kernel testbench: where the grid's instances run")},
          true},
+        {"graph", "an op graph (docs/models.md; -w GRAPH.json from nctlm model or nctlm import-onnx) as kernels over the "
+                  "cores: latency, tokens/s, per-op table, collectives' bus bandwidth",
+         [] { return std::make_unique<GraphTestbench>(); },
+         {},
+         true,
+         "graphs"},
     };
     return all;
 }

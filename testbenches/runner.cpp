@@ -73,7 +73,7 @@ LoadedRun load_run(const RunOptions& o) {
     r.cfg = PlatformConfig::load(r.tree);
     r.tb = make_testbench(o.testbench);
     if (program_tb && !o.workload_file.empty())
-        r.tb->set_program_file(find_config(o.workload_file, "kernels"));
+        r.tb->set_program_file(find_config(o.workload_file, program_tb->program_kind));
     // A testbench whose workload has required keys, run without one: say what to pass instead of
     // "missing key 'workload.m'".
     if (const TestbenchInfo* info = find_testbench(o.testbench); info && !r.tree.root()["workload"])

@@ -43,6 +43,8 @@ struct TestbenchInfo {
     std::vector<ParamSection> sections = {};
     // -w names a program file the testbench reads itself (kernel JSON), not YAML merged into the config.
     bool program_workload = false;
+    // Where a program named without a path is shipped: configs/<program_kind>/NAME.json.
+    std::string program_kind = "kernels";
 };
 
 const std::vector<TestbenchInfo>& testbenches();

@@ -22,5 +22,9 @@ int cli_main(int argc, char** argv);
 // ConfigError for usage errors (exit 2).
 int run_command(const std::vector<std::string>& args);
 int kernel_command(const std::vector<std::string>& args);
+// `nctlm model` and `nctlm import-onnx` (docs/models.md): an op graph from a Hugging Face config or
+// an ONNX file, written or run.
+int model_command(const std::vector<std::string>& args);
+int import_onnx_command(const std::vector<std::string>& args);
 
 } // namespace nctlm

@@ -3,6 +3,7 @@
 // then runs the kernel program it wrote as `nctlm run -t kernel -w kernel.json` does. Tracer options
 // are taken here; every other option goes to the run.
 #include "apps/nctlm/cli.h"
+#include "apps/nctlm/spawn.h"
 #include "models/common/config.h"
 #include "models/pe/pe_config.h"
 #include "platforms/shipped_configs.h"
@@ -35,30 +36,6 @@ every other option is `nctlm run`'s (-p, --set, --stats-json, --trace, --timing,
 Exit status: 0 ok, 2 bad kernel or usage, 3 simulation error, 4 --check found a mismatch.
 )";
 
-// Runs argv, waiting; returns its exit status (127: could not start).
-int spawn(const std::vector<std::string>& argv, const std::string& pythonpath) {
-    pid_t pid = fork();
-    if (pid < 0)
-        throw std::runtime_error("fork failed");
-    if (pid == 0) {
-        std::string path = pythonpath;
-        if (const char* old = std::getenv("PYTHONPATH"))
-            path += std::string(":") + old;
-        setenv("PYTHONPATH", path.c_str(), 1);
-        std::vector<char*> args;
-        for (auto& a : argv)
-            args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            throw std::runtime_error("waitpid failed");
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 } // namespace
 
 int kernel_command(const std::vector<std::string>& args) {
@@ -69,11 +46,7 @@ int kernel_command(const std::vector<std::string>& args) {
     std::string spec = args[0], output;
     if (spec.find("::") == std::string::npos || spec[0] == '-')
         throw ConfigError("nctlm kernel: the first argument is FILE.py::FUNCTION, not '" + spec + "'\n" + kKernelUsage);
-    // Debian's python3 (with numpy for --check) unless NCTLM_PYTHON names another.
-    std::string interpreter = std::getenv("NCTLM_PYTHON") ? std::getenv("NCTLM_PYTHON")
-                              : fs::exists("/usr/bin/python3")   ? "/usr/bin/python3"
-                                                                 : "python3";
-    std::vector<std::string> tracer = {interpreter, "-m", "nctlm.nki", spec}, run;
+    std::vector<std::string> tracer = {python_interpreter(), "-m", "nctlm.nki", spec}, run;
     bool check = false;
     for (size_t i = 1; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -117,24 +90,8 @@ int kernel_command(const std::vector<std::string>& args) {
         throw ConfigError("nctlm kernel: the nctlm Python package (python/nctlm) is not in the data directories "
                           "searched (NCTLM_DATA_DIR, the source tree, the install prefix)");
     // The program goes to -o, or to a temporary file removed afterwards.
-    bool keep = !output.empty();
-    if (!keep) {
-        char name[] = "/tmp/nctlm-kernel-XXXXXX";
-        int fd = mkstemp(name);
-        if (fd < 0)
-            throw std::runtime_error("nctlm kernel: cannot create a temporary file");
-        close(fd);
-        output = name;
-    }
-    struct Remove {
-        std::string path;
-        bool keep;
-        ~Remove() {
-            std::error_code ec;
-            if (!keep)
-                fs::remove(path, ec);
-        }
-    } cleanup{output, keep};
+    OutputFile out(output, "nctlm-kernel");
+    output = out.path;
     tracer.push_back("-o");
     tracer.push_back(output);
     int traced = spawn(tracer, python);

@@ -11,6 +11,7 @@
 #include "models/common/params.h"
 #include "models/common/sim.h"
 #include "models/common/version.h"
+#include "models/graph/graph_schema.h"
 #include "models/kernel/kernel_schema.h"
 #include "platforms/platform.h"
 #include "platforms/shipped_configs.h"
@@ -47,10 +48,14 @@ commands:
             (docs/sensitivity.md)
   kernel    FILE.py::FN [--arg NAME=bf16[4096,8192]]... -p FILE [-o kernel.json] [--check REF.py::FN]
             [run options]      trace an NKI-style Python kernel and run it (docs/kernels.md)
+  model     --hf-config CONFIG --phase prefill|decode --batch B (--seq S | --context C) [--tp N]
+            [--layers L] [-o graph.json] [--run -p FILE [run options]]   a model step as an op graph
+  import-onnx MODEL.onnx [-o graph.json] [--dim NAME=V]... [--run ...]  an ONNX model as an op graph
+            (docs/models.md; run a graph with: nctlm run -t graph -w graph.json -p trn2)
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
             check everything a run would (with -t: the testbench too), print effective values
   calibrate flow -p FILE [--set k=v]... [-o FILE]   the flow mode's HBM table, from the banked model
-  describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]]   parameter tables (markdown); no argument:
+  describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]|graph [--schema]]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
   --version                                                      print the version
@@ -282,6 +287,12 @@ int cmd_describe(const std::vector<std::string>& args) {
     }
     if (which == "kernel")  // the testbench's keys below, the program format first
         std::cout << kernel::kernel_format_markdown() << "\n";
+    if (which == "graph" && args.size() > 1 && args[1] == "--schema") {  // the op graph format
+        std::cout << graph::graph_schema().dump(2) << "\n";
+        return kOk;
+    }
+    if (which == "graph")
+        std::cout << graph::graph_format_markdown() << "\n";
     // "host" is a section and a testbench: the section wins, "testbench:host" is the testbench.
     bool found = false, only_testbench = which.rfind("testbench:", 0) == 0;
     if (only_testbench)
@@ -336,6 +347,10 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_validate(args);
         if (command == "kernel")
             return kernel_command(args);
+        if (command == "model")
+            return model_command(args);
+        if (command == "import-onnx")
+            return import_onnx_command(args);
         if (command == "sweep")
             return cmd_sweep(args);
         if (command == "sensitivity")

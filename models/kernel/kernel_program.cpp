@@ -1,6 +1,7 @@
 #include "models/kernel/kernel_program.h"
 
 #include "models/common/config.h"
+#include "models/common/json_file.h"
 
 #include <fmt/format.h>
 #include <fstream>
@@ -97,9 +98,9 @@ const OpSpec& op_spec(KernelOp op) {
 
 namespace {
 
-class Loader {
+class Loader : JsonReader<KernelError> {
 public:
-    explicit Loader(std::string file) : file_(std::move(file)) {}
+    explicit Loader(std::string file) : JsonReader(std::move(file)) {}
 
     KernelProgram run(const json& j) {
         p_.file = file_;
@@ -146,18 +147,6 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& path, const std::string& msg) const {
-        throw KernelError(fmt::format("{}: {}: {}", file_, path.empty() ? "/" : path, msg));
-    }
-    void check_keys(const json& j, const std::string& path, const std::vector<std::string>& known) const {
-        for (auto& [k, v] : j.items()) {
-            (void)v;
-            if (std::find(known.begin(), known.end(), k) == known.end()) {
-                std::string hint = did_you_mean(k, known);
-                fail(path, "unknown key '" + k + "'" + (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
-            }
-        }
-    }
     void check_name(const std::string& name, const std::string& path) const {
         static const std::set<std::string> reserved = {"pid", "min", "max", "and", "or", "not", "True", "False"};
         bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
@@ -165,28 +154,6 @@ private:
             ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
         if (!ok || reserved.count(name))
             fail(path, "'" + name + "' is not a usable name (letters, digits, '_'; not pid/min/max/and/or/not)");
-    }
-    // A JSON integer in [lo, hi] (signed or unsigned in the parser's eyes).
-    uint64_t whole(const json& j, const std::string& path, int64_t lo, int64_t hi, const char* what) const {
-        if (!j.is_number_integer() || (j.is_number_unsigned() ? j.get<uint64_t>() > uint64_t(hi)
-                                                               : j.get<int64_t>() < lo || j.get<int64_t>() > hi))
-            fail(path, what);
-        return j.get<uint64_t>();
-    }
-    const json& array(const json& j, const std::string& path) const {
-        if (!j.is_array())
-            fail(path, "expected a list");
-        return j;
-    }
-    std::string string(const json& j, const std::string& path) const {
-        if (!j.is_string())
-            fail(path, "expected a string");
-        return j.get<std::string>();
-    }
-    const json& field(const json& j, const std::string& key, const std::string& path) const {
-        if (!j.contains(key))
-            fail(path, "missing key '" + key + "'");
-        return j[key];
     }
     Expr expr(const json& j, const std::string& path) const {
         if (j.is_boolean())
@@ -661,7 +628,6 @@ private:
         return out;
     }
 
-    std::string file_;
     KernelProgram p_;
     Symbols symbols_;
     Symbols arg_symbols_;  // the arguments alone (slots as in symbols_): what a real expression may use
@@ -673,16 +639,59 @@ private:
 KernelProgram KernelProgram::from_json(const json& j, const std::string& file) { return Loader(file).run(j); }
 
 KernelProgram KernelProgram::load(const std::string& path) {
-    std::ifstream in(path);
-    if (!in)
-        throw KernelError(path + ": cannot open file");
-    json j;
-    try {
-        j = json::parse(in);
-    } catch (const json::parse_error& e) {
-        throw KernelError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+    return from_json(read_json_file<KernelError>(path), path);
+}
+
+namespace {
+bool operand_uses(const Operand& o, int slot) {
+    if (o.kind == Operand::Kind::Chip) {
+        bool u = o.copy.uses(slot) || (!o.p_whole && (o.p_start.uses(slot) || o.p_size.uses(slot)));
+        for (size_t i = 0; i < o.f_start.size(); ++i)
+            u = u || o.f_start[i].uses(slot) || o.f_size[i].uses(slot);
+        return u;
     }
-    return from_json(j, path);
+    if (o.kind == Operand::Kind::Hbm) {
+        bool u = o.offset.uses(slot) || (o.has_instance && o.instance.uses(slot));
+        for (auto& [s, n] : o.ap)
+            u = u || s.uses(slot) || n.uses(slot);
+        return u;
+    }
+    return false;
+}
+bool nodes_use(const std::vector<Node>& nodes, int slot) {
+    for (const Node& n : nodes) {
+        if (n.kind == Node::Kind::Loop &&
+            (n.trip.uses(slot) || n.start.uses(slot) || n.step.uses(slot) || nodes_use(n.body, slot)))
+            return true;
+        if (n.kind == Node::Kind::If && (n.cond.uses(slot) || nodes_use(n.body, slot) || nodes_use(n.orelse, slot)))
+            return true;
+    }
+    return false;
+}
+} // namespace
+
+bool uses_pid(const KernelProgram& p) {
+    const int slot = p.pid_slot;
+    for (auto& t : p.tensors)
+        for (auto& d : t.shape)
+            if (d.uses(slot))
+                return true;
+    for (auto& b : p.buffers) {
+        if (b.partitions.uses(slot) || b.bufs.uses(slot))
+            return true;
+        for (auto& d : b.shape)
+            if (d.uses(slot))
+                return true;
+    }
+    for (auto& in : p.instrs) {
+        if (operand_uses(in.dst, slot) || in.start.uses(slot) || in.stop.uses(slot) || (in.has_tile && in.tile.uses(slot)))
+            return true;
+        for (auto* list : {&in.reads, &in.more_dst})
+            for (auto& o : *list)
+                if (operand_uses(o, slot))
+                    return true;
+    }
+    return nodes_use(p.body, slot);
 }
 
 void KernelProgram::set_arg(const std::string& name, int64_t value) {

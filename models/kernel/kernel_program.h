@@ -147,4 +147,8 @@ struct KernelProgram {
     void set_arg(const std::string& name, int64_t value);                         // throws KernelError
 };
 
+// Whether any expression of the program reads `pid`: if none does, every instance of the grid
+// runs the same instructions (and a check of one holds for all).
+bool uses_pid(const KernelProgram& p);
+
 } // namespace nctlm::kernel

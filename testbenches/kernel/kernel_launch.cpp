@@ -9,14 +9,31 @@ using kernel::KernelError;
 KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc,
                            uint32_t first_tile, uint32_t core_stride)
     : program_(std::move(program)), pe_(pc.pe), first_tile_(first_tile), core_stride_(core_stride) {
+    check(pc, first_tile < pc.platform.tiles ? (pc.platform.tiles - first_tile - 1) / core_stride + 1 : 0);
+}
+
+KernelLaunch::KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc,
+                           std::vector<uint32_t> tiles)
+    : tiles_(std::move(tiles)), program_(std::move(program)), pe_(pc.pe) {
+    for (uint32_t t : tiles_)
+        if (t >= pc.platform.tiles)
+            throw ConfigError(fmt::format("{}: tile {} but the platform has {} tiles", program_->file, t, pc.platform.tiles));
+    check(pc, uint32_t(tiles_.size()));
+    if (layout_->grid != tiles_.size())
+        throw ConfigError(fmt::format("{}: the program's grid is {} but it is launched on {} tiles", program_->file,
+                                      layout_->grid, tiles_.size()));
+}
+
+void KernelLaunch::check(const PlatformConfig& pc, uint32_t max_grid) {
     try {
-        uint32_t max_grid = first_tile < pc.platform.tiles ? (pc.platform.tiles - first_tile - 1) / core_stride + 1 : 0;
         layout_ = std::make_shared<kernel::Layout>(kernel::make_layout(*program_, pc.pe, max_grid));
         lowering_.dma_queues = pc.dma.queues;
         lowering_.descriptor_bytes = pc.pe.dma_descriptor_bytes;
-        // Every instance's whole program, checked and counted before anything runs.
+        // Every instance's whole program, checked and counted before anything runs; a program that
+        // never reads pid is the same on every instance, so one walk does.
+        bool same = !kernel::uses_pid(*program_);
         for (uint32_t i = 0; i < layout_->grid; ++i) {
-            counts_.push_back(kernel::check_kernel(*program_, *layout_, i, pc.pe, lowering_));
+            counts_.push_back(same && i > 0 ? counts_[0] : kernel::check_kernel(*program_, *layout_, i, pc.pe, lowering_));
             // Instances meet at grid barriers: one that reaches fewer would leave the others waiting.
             if (counts_[i].grid_barriers != counts_[0].grid_barriers)
                 throw KernelError(fmt::format("{}: instance {} reaches {} grid barrier(s) but instance 0 reaches {}: "
@@ -130,6 +147,18 @@ void GridBarrier::arrive() {
     }
     while (generation_ == generation)
         sc_core::wait(open_);
+}
+
+void KernelLaunch::place_at(const std::vector<std::vector<uint64_t>>& bases) {
+    if (bases.size() != program_->tensors.size())
+        throw ConfigError(fmt::format("{}: {} tensor addresses for {} tensors", program_->file, bases.size(),
+                                      program_->tensors.size()));
+    for (size_t t = 0; t < bases.size(); ++t) {
+        if (bases[t].size() != 1 && bases[t].size() != instances())
+            throw ConfigError(fmt::format("{}: tensor '{}' has {} addresses for {} instances", program_->file,
+                                          program_->tensors[t].name, bases[t].size(), instances()));
+        layout_->tensors[t].base = bases[t];
+    }
 }
 
 } // namespace nctlm

@@ -34,8 +34,16 @@ public:
     // Instance i of the grid runs on tile first_tile + i x core_stride. Throws ConfigError.
     KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, uint32_t first_tile,
                  uint32_t core_stride);
+    // Instance i runs on tiles[i]; the program's grid must be tiles.size() (an op graph's ranks).
+    KernelLaunch(std::shared_ptr<kernel::KernelProgram> program, const PlatformConfig& pc, std::vector<uint32_t> tiles);
+    // HBM addresses given by the caller instead of place() (an op graph owns its tensors' places
+    // across kernels): bases[t][i] is tensor t's address for instance i (one entry: every instance's).
+    // Throws ConfigError when a tensor or instance is missing.
+    void place_at(const std::vector<std::vector<uint64_t>>& bases);
     uint32_t instances() const { return uint32_t(counts_.size()); }
-    uint32_t tile(uint32_t instance) const { return first_tile_ + instance * core_stride_; }
+    uint32_t tile(uint32_t instance) const {
+        return tiles_.empty() ? first_tile_ + instance * core_stride_ : tiles_.at(instance);
+    }
     const kernel::KernelCounts& counts(uint32_t instance) const { return counts_.at(instance); }
     const kernel::KernelProgram& program() const { return *program_; }
     const kernel::Layout& layout() const { return *layout_; }
@@ -50,6 +58,8 @@ public:
     Program pe_program(uint32_t instance);
 
 private:
+    void check(const PlatformConfig& pc, uint32_t max_grid);
+    std::vector<uint32_t> tiles_;  // explicit tile per instance (empty: first_tile + i x core_stride)
     std::shared_ptr<kernel::KernelProgram> program_;
     std::shared_ptr<kernel::Layout> layout_;
     kernel::LoweringOptions lowering_;

@@ -16,8 +16,8 @@ RunOptions options_for(const TestbenchInfo& t) {
     RunOptions o;
     o.platform_file = test::platform("tiny");
     o.testbench = t.name;
-    if (t.program_workload) {  // a shipped kernel program
-        o.workload_file = "add";
+    if (t.program_workload) {  // a shipped kernel program or op graph
+        o.workload_file = t.program_kind == "graphs" ? "mlp_tp2" : "add";
         return o;
     }
     for (auto& w : shipped_configs("workloads"))  // a shipped workload for testbenches that need one

@@ -144,6 +144,17 @@ void operator delete(void* p) noexcept { counted_delete(p); }
 void operator delete[](void* p) noexcept { counted_delete(p); }
 void operator delete(void* p, size_t) noexcept { counted_delete(p); }
 void operator delete[](void* p, size_t) noexcept { counted_delete(p); }
+// The nothrow forms too: whatever one form allocates, another may free (std::stable_sort's buffer).
+void* operator new(size_t n, const std::nothrow_t&) noexcept {
+    try {
+        return counted_new(n);
+    } catch (const std::bad_alloc&) {
+        return nullptr;
+    }
+}
+void* operator new[](size_t n, const std::nothrow_t& t) noexcept { return operator new(n, t); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { counted_delete(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { counted_delete(p); }
 
 namespace {
 // Peak live heap bytes of one kernel run in a fresh child (SystemC runs once per process).
