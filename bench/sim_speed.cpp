@@ -11,6 +11,7 @@
 // kernel start-up is outside both figures. Each phase is repeated; the fastest and the median are
 // reported: this is a shared machine, and the minimum is the figure least disturbed by other load.
 #include "models/common/errors.h"
+#include "models/checker/bind.h"
 #include "models/common/sim.h"
 #include "models/common/stats.h"
 #include "models/common/units.h"
@@ -352,7 +353,7 @@ int sc_main(int argc, char** argv) {
     BareTarget target("bare_target", to_sc(cfg.noc.link_bandwidth.transfer(double(cfg.noc.request_bytes))),
                       to_sc(Duration(cfg.hbm.controller_latency.ns + cfg.hbm.pc_bandwidth.transfer(double(burst)).ns)));
     BareInitiator initiator("bare_initiator", o.bursts, o.window, uint32_t(burst));
-    initiator.socket.bind(target.socket);
+    nctlm::bind(initiator.socket, target.socket, "bare");
 
     Platform top("top", cfg);
     std::vector<TileFeeder> feeders;

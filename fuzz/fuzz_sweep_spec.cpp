@@ -1,7 +1,7 @@
 // Sweep specs: parse a spec (and, separately, the input as one range), expand its points.
 // Only ConfigError / UnitError may come out.
 #include "fuzz/fuzz_target.h"
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 #include "models/common/config.h"
 
 #include <cstdint>
@@ -23,6 +23,10 @@ NCTLM_FUZZ_TARGET(sweep_spec) {
         if (total <= 10000)
             s.points();
         s.axis_names();
+        s.at("testbench");  // the marks of what the spec names (issue 23)
+        for (auto& p : s.plots)
+            if (!p.file.empty() && !inside_output(p.file))
+                std::abort();  // parse must have refused a plot file outside -o
     } catch (const ConfigError&) {
     } catch (const UnitError&) {
     }

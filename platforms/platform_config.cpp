@@ -1,5 +1,7 @@
 #include "platforms/platform_config.h"
 
+#include <algorithm>
+
 namespace nctlm {
 
 const FieldList<ChipConfig>& ChipConfig::fields() {
@@ -15,6 +17,17 @@ const FieldList<ChipConfig>& ChipConfig::fields() {
 }
 
 PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
+    // A misspelt section ("hmb:") would surface as a missing key of the real one with no location:
+    // name the typo where it is written instead.
+    for (auto it = tree.root().begin(); it != tree.root().end(); ++it) {
+        std::string section = it->first.Scalar();
+        if (std::find(sections().begin(), sections().end(), section) != sections().end())
+            continue;
+        std::string hint = did_you_mean(section, sections());
+        if (!hint.empty() && !tree.root()[hint])
+            throw ConfigError(tree.where(section, "") + ": unknown section '" + section + "'; did you mean '" + hint +
+                              "'?");
+    }
     PlatformConfig c;
     c.platform = tree.load<ChipConfig>("platform");
     c.dma = tree.load<DmaConfig>("dma");
@@ -24,7 +37,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
     c.host = tree.load<HostConfig>("host");
     c.sim = tree.load<SimConfig>("sim");
     auto fail = [&](const std::string& section, const std::string& key, const std::string& msg) {
-        throw ConfigError(tree.where(section, key) + ": " + msg);
+        throw ConfigError(tree.blame(section, key, msg) + ": " + msg);
     };
     if (c.hbm.interleave % c.dma.burst_size != 0)
         fail("dma", "burst_size",

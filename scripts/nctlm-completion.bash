@@ -8,7 +8,7 @@ _nctlm() {
     cmd=${COMP_WORDS[1]}
     local bin=${COMP_WORDS[0]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run sweep validate calibrate describe testbenches --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "run sweep sensitivity uncertainty validate calibrate describe testbenches plot paths --version --help" -- "$cur"))
         return
     fi
     case "$prev" in

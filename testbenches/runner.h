@@ -14,8 +14,9 @@
 namespace nctlm {
 
 struct RunOptions {
-    std::string platform_file;
-    std::string testbench;
+    std::string platform_file;            // a path or a shipped name (trn1)
+    std::string testbench;                // with replay_file: optional, must match the replayed one
+    std::string replay_file;              // a stats JSON: its effective config replaces platform and workload
     std::string workload_file;            // optional
     std::vector<std::string> overrides;   // "section.key=value"
     std::string trace_file;               // optional Perfetto trace
@@ -30,12 +31,18 @@ struct RunOutcome {
     nlohmann::json report;                // {platform, config, results, stats, sim}
     std::string summary;                  // human lines
     std::vector<std::string> errors;      // simulation errors (address, deadlock); empty if clean
+    std::vector<std::string> warnings;    // e.g. a --set key the chosen model does not read
 };
 
 class Testbench;
 // Everything a run reads, loaded and checked, before any module exists. The platform and
-// workload may be paths or shipped names ("trn1", "gemm_32x3072x32"). Throws ConfigError.
+// workload may be paths or shipped names ("trn1", "gemm_32x3072x32"). Every section given must
+// be read by someone: a workload for a testbench that reads none is refused. Throws ConfigError.
+// `nctlm run`, `validate -t`, every sweep point and every study load through this.
 struct LoadedRun {
+    std::string testbench;                // as named, or as the replayed stats JSON says
+    std::string program_file;             // a program testbench's program (-w, or the replayed run's)
+    std::vector<std::string> warnings;
     ConfigTree tree;
     PlatformConfig cfg;
     std::unique_ptr<Testbench> tb;
@@ -44,6 +51,15 @@ struct LoadedRun {
     ~LoadedRun();
 };
 LoadedRun load_run(const RunOptions& options);
+
+// What --replay runs: the tree a stats JSON's `config` describes, the testbench it ran and, for a
+// program testbench (kernel), the program file it ran ("" if none).
+struct ReplayedRun {
+    ConfigTree tree;
+    std::string testbench;
+    std::string program_file;
+};
+ReplayedRun replay_tree(const std::string& stats_json);
 
 // Throws ConfigError for a bad configuration (exit code 2 in the CLI).
 RunOutcome run(const RunOptions& options);

@@ -29,6 +29,9 @@ public:
     // Bytes this testbench's own records need (descriptors, tensors, samples), before running:
     // `nctlm run --max-memory` refuses a run whose estimate is past the limit.
     virtual uint64_t memory_estimate() const { return 0; }
+    // Simulated time this testbench runs for by its own configuration (a traffic duration), or 0
+    // if it runs until its work is done: the run's time limit is at least ten times this.
+    virtual double duration_ns() const { return 0; }
     // Testbenches whose workload is a program file (TestbenchInfo::program_workload): its path,
     // given before configure().
     virtual void set_program_file(const std::string& path) { (void)path; }

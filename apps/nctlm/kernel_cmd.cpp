@@ -88,7 +88,7 @@ int kernel_command(const std::vector<std::string>& args) {
     std::string python = python_package_dir();
     if (python.empty())
         throw ConfigError("nctlm kernel: the nctlm Python package (python/nctlm) is not in the data directories "
-                          "searched (NCTLM_DATA_DIR, the source tree, the install prefix)");
+                          "searched (NCTLM_DATA_DIR, then " + data_dirs().found_by + "; see `nctlm paths`)");
     // The program goes to -o, or to a temporary file removed afterwards.
     OutputFile out(output, "nctlm-kernel");
     output = out.path;

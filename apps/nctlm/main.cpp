@@ -3,6 +3,7 @@
 // A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
 #include "apps/nctlm/calibrate.h"
 #include "apps/nctlm/cli.h"
+#include "apps/nctlm/cli_flags.h"
 #include "apps/nctlm/sweep.h"
 #include "models/common/atomic_file.h"
 #include "models/common/config.h"
@@ -20,6 +21,8 @@
 #include "testbenches/testbench.h"
 
 #include <boost/program_options.hpp>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
@@ -55,9 +58,12 @@ commands:
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
             check everything a run would (with -t: the testbench too), print effective values
   calibrate flow -p FILE [--set k=v]... [-o FILE]   the flow mode's HBM table, from the banked model
-  describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]|graph [--schema]]   parameter tables (markdown); no argument:
+  describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]|graph [--schema]] [--json]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
+  plot      DIR --x AXIS --y FIGURE [--hue AXIS] [-o FILE.png]   plot a sweep's results (scripts/plot)
+  paths     [--configs|--scripts|--python]   where the shipped configs, run-time scripts and the
+            Python package are (PYTHONPATH=$(nctlm paths --python))
   --version                                                      print the version
 
 Platforms and workloads may be shipped names: -p trn1, -w gemm_32x3072x32.
@@ -77,17 +83,6 @@ std::pair<double, double> parse_window(const std::string& text) {
         return {start, end};
     } catch (const UnitError& e) {
         throw ConfigError("--trace-window " + text + ": " + e.what());
-    }
-}
-
-// A whole number for a CLI flag, in [lo, hi]: "-1" must not wrap to 2^64 - 1.
-uint64_t cli_count(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi) {
-    try {
-        uint64_t v = detail::parse_count(text);
-        detail::check_range(double(v), double(lo), double(hi), std::to_string(v));
-        return v;
-    } catch (const UnitError& e) {
-        throw ConfigError(flag + " " + text + ": " + e.what());
     }
 }
 
@@ -116,12 +111,13 @@ int cmd_run(const std::vector<std::string>& args) {
     bool quiet = false;
     po::options_description desc("nctlm run");
     desc.add_options()("help,h", "this help")                                                       //
-        ("platform,p", po::value(&o.platform_file)->required(), "platform YAML (configs/platforms/trn1.yaml)")  //
-        ("testbench,t", po::value(&o.testbench)->required(), "testbench name (see `nctlm testbenches`)")      //
-        ("workload,w", po::value(&o.workload_file), "workload YAML merged over the platform")                //
+        ("platform,p", po::value(&o.platform_file), "platform YAML or shipped name (trn1, trn2, tiny)")   //
+        ("testbench,t", po::value(&o.testbench), "testbench name (see `nctlm testbenches`)")              //
+        ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name, merged over the platform")  //
         ("set,s", po::value(&o.overrides)->composing(), "override a key: section.key=value (repeatable)")    //
+        ("replay", po::value(&o.replay_file), "re-run the effective config (and testbench) of a stats JSON")  //
         ("timing", po::value(&timing), "at | lt | flow: approximately or loosely timed, or flows (= --set sim.timing=...)")  //
-        ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON")                  //
+        ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON (- for stdout)")  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
         ("trace-max-events", po::value(&max_events), "cap on trace spans, and on counter samples (default 2000000 each)")  //
@@ -137,33 +133,46 @@ int cmd_run(const std::vector<std::string>& args) {
         return kOk;
     }
     po::notify(vm);
+    if (o.replay_file.empty() && (o.platform_file.empty() || o.testbench.empty()))
+        throw ConfigError(std::string("nctlm run: give ") + (o.platform_file.empty() ? "--platform (-p trn1)" : "") +
+                          (o.platform_file.empty() && o.testbench.empty() ? " and " : "") +
+                          (o.testbench.empty() ? "--testbench (-t probe)" : "") + ", or --replay STATS.json");
+    if (!o.replay_file.empty() && !o.platform_file.empty())
+        throw ConfigError("--replay " + o.replay_file + ": the stats JSON holds the whole configuration; drop -p "
+                          "(change keys with --set)");
     if (!window.empty())
         std::tie(o.trace_start_ns, o.trace_end_ns) = parse_window(window);
     add_timing_override(vm, timing, o.overrides);
     if (!max_events.empty())
-        o.trace_max_events = cli_count("--trace-max-events", max_events, 1, 1'000'000'000);
-    if (max_memory.empty()) {
+        o.trace_max_events = cli::count("--trace-max-events", max_events, 1, 1'000'000'000);
+    if (!vm.count("max-memory")) {
         long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
         o.max_memory = pages > 0 && page > 0 ? uint64_t(pages) * uint64_t(page) / 2 : 0;
     } else {
         try {
             o.max_memory = parse_bytes(max_memory);
         } catch (const UnitError& e) {
-            throw ConfigError("--max-memory " + max_memory + ": " + e.what());
+            throw ConfigError("--max-memory '" + max_memory + "': " + e.what());
         }
     }
-    if (!stats_file.empty())
+    bool stats_to_stdout = stats_file == "-";
+    if (!stats_file.empty() && !stats_to_stdout)
         check_output("--stats-json", stats_file);
     if (!o.trace_file.empty())
         check_output("--trace", o.trace_file);
 
     o.warnings_are_errors = true;  // a CLI run with a SystemC warning is not a result to trust
     RunOutcome out = run(o);
-    if (!stats_file.empty())
+    if (stats_to_stdout)
+        std::cout << out.report.dump(2) << "\n" << std::flush;
+    else if (!stats_file.empty())
         write_atomically(stats_file, out.report.dump(2) + "\n");
-    // A failed run has no figures to show: only its errors.
+    for (auto& w : out.warnings)
+        std::cerr << "warning: " << w << "\n";
+    // A failed run has no figures to show: only its errors. With the stats on stdout, the summary
+    // goes to stderr so stdout stays one JSON document.
     if (!quiet && out.errors.empty())
-        std::cout << out.summary << "\n";
+        (stats_to_stdout ? std::cerr : std::cout) << out.summary << "\n";
     for (auto& e : out.errors)
         std::cerr << "error: " << e << "\n";
     return out.errors.empty() ? kOk : kSimError;
@@ -197,11 +206,11 @@ int cmd_validate(const std::vector<std::string>& args) {
     add_timing_override(vm, timing, o.overrides);
     if (o.platform_file.empty())
         throw ConfigError("nctlm validate: give a platform (FILE or -p trn1)");
-    std::string file = find_config(o.platform_file, "platforms");
+    std::string file = resolve_config(o.platform_file, "platforms");
     if (o.testbench.empty()) {
         ConfigTree tree = ConfigTree::from_file(file);
         if (!o.workload_file.empty())
-            tree.merge_file(find_config(o.workload_file, "workloads"));
+            tree.merge_file(resolve_config(o.workload_file, "workloads"));
         for (auto& s : o.overrides)
             tree.set(s);
         PlatformConfig::load(tree);
@@ -252,10 +261,77 @@ std::string describe_index() {
     return out;
 }
 
-int cmd_describe(const std::vector<std::string>& args) {
+std::string unknown_section_or_testbench(const std::string& which) {
+    std::vector<std::string> names;
+    for (auto& s : platform_sections())
+        names.push_back(s.section);
+    for (auto& t : testbenches())
+        names.push_back(t.name);
+    std::string hint = did_you_mean(which, names);
+    return "describe: unknown section or testbench '" + which + "'" +
+           (hint.empty() ? "" : "; did you mean '" + hint + "'?");
+}
+
+// describe as JSON (for programs: the Python API's nctlm.describe): the index, or one section's or
+// testbench's parameters with unit, default, range, meaning and, for platform keys, provenance.
+nlohmann::ordered_json describe_json(const std::string& which) {
+    using ojson = nlohmann::ordered_json;
+    std::map<std::string, FieldInfo> infos;
+    for (auto& f : PlatformConfig::field_infos())
+        infos[f.name()] = f;
+    auto section_json = [&](const ParamSection& s) {
+        ojson params = ojson::array();
+        for (auto& p : s.params()) {
+            ojson j = {{"key", s.section + "." + p.key}, {"unit", p.unit},
+                       {"default", p.default_text ? ojson(*p.default_text) : ojson(nullptr)},
+                       {"required", !p.default_text}, {"range", p.range}, {"doc", p.doc}};
+            if (auto it = infos.find(s.section + "." + p.key); it != infos.end()) {
+                j["provenance"] = provenance_name(it->second.provenance);
+                j["source"] = it->second.source;
+                j["plausible"] = it->second.plausible;
+            }
+            params.push_back(j);
+        }
+        return ojson{{"section", s.section}, {"what", s.what}, {"params", params}};
+    };
+    if (which.empty()) {
+        ojson out = {{"sections", ojson::array()}, {"testbenches", ojson::array()}};
+        for (auto& s : platform_sections())
+            out["sections"].push_back({{"name", s.section}, {"what", s.what}});
+        for (auto& t : testbenches()) {
+            ojson secs = ojson::array();
+            for (auto& s : t.sections)
+                secs.push_back(s.section);
+            out["testbenches"].push_back({{"name", t.name}, {"doc", t.doc}, {"sections", secs}});
+        }
+        return out;
+    }
+    bool only_testbench = which.rfind("testbench:", 0) == 0;
+    std::string name = only_testbench ? which.substr(10) : which;
+    if (!only_testbench)
+        for (auto& s : platform_sections())
+            if (s.section == name)
+                return section_json(s);
+    if (const TestbenchInfo* t = find_testbench(name)) {
+        ojson out = {{"testbench", t->name}, {"doc", t->doc}, {"sections", ojson::array()}};
+        for (auto& s : t->sections)
+            out["sections"].push_back(section_json(s));
+        return out;
+    }
+    throw ConfigError(unknown_section_or_testbench(name));
+}
+
+int cmd_describe(std::vector<std::string> args) {
+    if (auto json_flag = std::find(args.begin(), args.end(), "--json"); json_flag != args.end()) {
+        args.erase(json_flag);
+        if (args.size() > 1)
+            throw ConfigError("usage: nctlm describe [SECTION|TESTBENCH] --json");
+        std::cout << describe_json(args.empty() ? "" : args[0]).dump(1) << "\n";
+        return kOk;
+    }
     std::string which = args.empty() ? "" : args[0];
     if (which.empty() || which == "-h" || which == "--help") {
-        std::cout << "usage: nctlm describe [SECTION|TESTBENCH|testbench:NAME|all|--keys|--schema]\n\n"
+        std::cout << "usage: nctlm describe [SECTION|TESTBENCH|testbench:NAME|all|--keys|--schema] [--json]\n\n"
                   << describe_index();
         return kOk;
     }
@@ -313,16 +389,51 @@ int cmd_describe(const std::vector<std::string>& args) {
                 std::cout << s.markdown() << "\n";
             found = true;
         }
-    if (!found) {
-        std::vector<std::string> names;
-        for (auto& s : platform_sections())
-            names.push_back(s.section);
-        for (auto& t : testbenches())
-            names.push_back(t.name);
-        std::string hint = did_you_mean(which, names);
-        throw ConfigError("describe: unknown section or testbench '" + which + "'" +
-                          (hint.empty() ? "" : "; did you mean '" + hint + "'?") + "\n\n" + describe_index());
+    if (!found)
+        throw ConfigError(unknown_section_or_testbench(which) + "\n\n" + describe_index());
+    return kOk;
+}
+
+// `nctlm plot DIR --x ... --y ...`: the installed plot script (scripts/plot), found as the sweep
+// finds it; every argument is passed on. The exit status is the script's.
+int cmd_plot(const std::vector<std::string>& args) {
+    std::string script = find_script("plot");
+    if (script.empty())
+        throw std::runtime_error("no plot script found (" + data_dirs().found_by + "; see `nctlm paths`)");
+    std::error_code ec;
+    std::string exe = std::filesystem::read_symlink("/proc/self/exe", ec).string();
+    setenv("NCTLM_EXE", exe.c_str(), 1);  // axis labels from this executable's field lists
+    std::vector<std::string> argv = {script};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char*> cargv;
+    for (auto& a : argv)
+        cargv.push_back(const_cast<char*>(a.c_str()));
+    cargv.push_back(nullptr);
+    std::cout.flush();
+    execv(script.c_str(), cargv.data());
+    throw std::runtime_error("cannot run " + script + ": " + std::strerror(errno));
+}
+
+// Where this binary finds its data (platforms/shipped_configs.h); one of them alone with a flag.
+int cmd_paths(const std::vector<std::string>& args) {
+    DataDirs d = data_dirs();
+    if (args.size() > 1 || (args.size() == 1 && args[0] != "--configs" && args[0] != "--scripts" &&
+                            args[0] != "--python"))
+        throw ConfigError("usage: nctlm paths [--configs|--scripts|--python]");
+    std::string which = args.empty() ? "" : args[0];
+    if (!which.empty()) {
+        const std::string& dir = which == "--configs" ? d.configs : which == "--scripts" ? d.scripts : d.python;
+        if (dir.empty())
+            throw ConfigError("nctlm paths: no data directory found for this binary (" + d.found_by +
+                              "); set NCTLM_DATA_DIR or install nctlm (docs/library.md)");
+        std::cout << dir << "\n";
+        return kOk;
     }
+    std::vector<std::string> configs = config_dirs();
+    std::cout << fmt::format("found by  {}\nconfigs   {}\nscripts   {}\npython    {}\n", d.found_by, d.configs,
+                             d.scripts, d.python);
+    if (const char* env = std::getenv("NCTLM_DATA_DIR"))
+        std::cout << "NCTLM_DATA_DIR " << env << " (configs and scripts searched there first)\n";
     return kOk;
 }
 
@@ -361,6 +472,10 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_describe(args);
         if (command == "calibrate")
             return cmd_calibrate(args);
+        if (command == "paths")
+            return cmd_paths(args);
+        if (command == "plot")
+            return cmd_plot(args);
         if (command == "testbenches") {
             for (auto& t : testbenches())
                 std::cout << fmt::format("{:<10} {}\n", t.name, t.doc);

@@ -2,6 +2,7 @@
 // DMA read goes to the SRAM (stack 0) and to HBM (stack 1), and the NoC carries both.
 //   sram_stack [platform.yaml]
 #include "models/common/sim.h"
+#include "models/checker/bind.h"
 #include "models/core/tile_array.h"
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_controller.h"
@@ -21,13 +22,15 @@ struct SramChip : sc_core::sc_module {
     SramChip(sc_core::sc_module_name name, const PlatformConfig& cfg)
         : sc_module(name), map(cfg.hbm), tiles(cfg.platform.tiles, cfg.dma, cfg.pe),
           noc("noc", cfg.noc, map, cfg.platform.tiles), sram("sram", SramConfig{}) {
-        noc.stack_sockets.bind(sram.socket);  // stack sockets bind in stack order: 0 is the SRAM
+        // Through nctlm::bind, as Platform binds: a build with NCTLM_PROTOCOL_CHECK checks every hop.
+        // Stack sockets bind in stack order: 0 is the SRAM.
+        nctlm::bind(noc.stack_sockets, sram.socket, "noc_sram");
         for (uint32_t s = 1; s < cfg.hbm.stacks; ++s) {
             hbm.push_back(std::make_unique<HbmController>(fmt::format("hbm{}", s).c_str(), cfg.hbm, map, s));
-            noc.stack_sockets.bind(hbm.back()->socket);
+            nctlm::bind(noc.stack_sockets, hbm.back()->socket, fmt::format("noc_hbm{}", s));
         }
         for (size_t t = 0; t < tiles.size(); ++t)
-            tiles[t].dma.socket.bind(noc.tile_sockets);
+            nctlm::bind(tiles[t].dma.socket, noc.tile_sockets, fmt::format("tile{}_noc", t));
     }
     const AddressMap map;
     TileArray tiles;

@@ -52,7 +52,7 @@ public:
             first = std::min(first, d.t_post);
             last = std::max(last, d.t_done);
         }
-        return {{"reads", cfg_.n}, {"wall_ns", last - first}, {"gbps", cfg_.n * cfg_.bytes / (last - first)}};
+        return {{"reads", cfg_.n}, {"sim_time_ns", last - first}, {"gbps", cfg_.n * cfg_.bytes / (last - first)}};
     }
 
 private:

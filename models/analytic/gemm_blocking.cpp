@@ -195,13 +195,14 @@ std::string plan_gemm_cores(const std::string& cores_text, uint32_t platform_cor
         long v = std::stol(cores_text, &used);
         if (used != cores_text.size() || v < 1)
             return fmt::format("workload.cores='{}' must be 1..{} or all", cores_text, platform_cores);
+        // Compared before narrowing: 4294967297 must not become 1.
+        if (v > long(platform_cores))
+            return fmt::format("workload.cores={} but the platform has {} NeuronCores (use 1..{} or all)",
+                               cores_text, platform_cores, platform_cores);
         cores = uint32_t(v);
     } catch (const std::exception&) {
         return fmt::format("workload.cores='{}' must be 1..{} or all", cores_text, platform_cores);
     }
-    if (cores > platform_cores)
-        return fmt::format("workload.cores={} but the platform has {} NeuronCores (use 1..{} or all)", cores,
-                           platform_cores, platform_cores);
     return "";
 }
 

@@ -1,6 +1,7 @@
 #include "models/common/config.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -15,14 +16,20 @@
 namespace nctlm {
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+    // Edit distance counting a swap of two neighbours as one edit (optimal string alignment): the
+    // commonest typo, "hmb" for "hbm", is one edit from it and two from "dma".
     auto distance = [](const std::string& a, const std::string& b) {
-        std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+        std::vector<size_t> before(b.size() + 1), prev(b.size() + 1), cur(b.size() + 1);
         for (size_t j = 0; j <= b.size(); ++j)
             prev[j] = j;
         for (size_t i = 1; i <= a.size(); ++i) {
             cur[0] = i;
-            for (size_t j = 1; j <= b.size(); ++j)
+            for (size_t j = 1; j <= b.size(); ++j) {
                 cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+                if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                    cur[j] = std::min(cur[j], before[j - 2] + 1);
+            }
+            std::swap(before, prev);
             std::swap(prev, cur);
         }
         return prev[b.size()];
@@ -75,6 +82,11 @@ bool parse_flag(const std::string& text) {
 }
 
 void check_range(double value, double lo, double hi, const std::string& shown) {
+    if (value < lo || value > hi)
+        throw UnitError(fmt::format("{} is out of range [{} .. {}]", shown, lo, hi));
+}
+
+void check_count(uint64_t value, uint64_t lo, uint64_t hi, const std::string& shown) {
     if (value < lo || value > hi)
         throw UnitError(fmt::format("{} is out of range [{} .. {}]", shown, lo, hi));
 }
@@ -166,8 +178,8 @@ YAML::Node load_yaml_stream(std::istream& in, const std::string& path) {
 }
 
 ConfigTree::ConfigTree(const ConfigTree& other)
-    : root_(YAML::Clone(other.root_)), origin_(other.origin_), first_file_(other.first_file_),
-      effective_(other.effective_) {}
+    : root_(YAML::Clone(other.root_)), origin_(other.origin_), set_keys_(other.set_keys_),
+      first_file_(other.first_file_), effective_(other.effective_) {}
 
 ConfigTree& ConfigTree::operator=(const ConfigTree& other) {
     if (this != &other)
@@ -238,6 +250,7 @@ void ConfigTree::set(const std::string& assignment) {
     }
     root_[section][key] = value;
     origin_[section + "." + key] = "--set " + assignment;
+    set_keys_.push_back(section + "." + key);
 }
 
 std::string ConfigTree::where(const std::string& section, const std::string& key) const {
@@ -248,6 +261,30 @@ std::string ConfigTree::where(const std::string& section, const std::string& key
         return it->second;
     // Nobody wrote this section: point at the file that should have it, not at <defaults>.
     return first_file_.empty() ? "<no config file>" : first_file_;
+}
+
+std::string ConfigTree::blame(const std::string& section, const std::string& key, const std::string& message) const {
+    std::string own = where(section, key);
+    if (auto it = origin_.find(section + "." + key); it != origin_.end() && it->second.rfind("--set ", 0) == 0)
+        return own;
+    auto word = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+    for (auto it = set_keys_.rbegin(); it != set_keys_.rend(); ++it)
+        for (size_t at = message.find(*it); at != std::string::npos; at = message.find(*it, at + 1))
+            if ((at == 0 || !word(message[at - 1])) &&
+                (at + it->size() == message.size() || !word(message[at + it->size()]) ||
+                 (message[at + it->size()] == '.' &&
+                  (at + it->size() + 1 == message.size() || !word(message[at + it->size() + 1])))))
+                return origin_.at(*it);
+    return own;
+}
+
+void ConfigTree::check_all_read(const std::string& reader, const std::string& hint) const {
+    for (auto it = root_.begin(); it != root_.end(); ++it) {
+        std::string section = it->first.Scalar();
+        if (!effective_.contains(section))
+            fail(section, "", reader + " reads no '" + section + "' keys, so " + section + ".* would be ignored" +
+                                  (hint.empty() ? "" : " (" + hint + ")"));
+    }
 }
 
 void ConfigTree::fail(const std::string& section, const std::string& key, const std::string& msg) const {

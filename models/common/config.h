@@ -116,17 +116,30 @@ public:
     // Throws on top-level sections that nobody reads.
     void check_sections(const std::vector<std::string>& known) const;
 
+    // A section read without a field list (a kernel program's arguments): its values join the
+    // effective echo like a loaded section's, so the run can be replayed and check_all_read knows
+    // the section was read.
+    void record(const std::string& section, const nlohmann::json& values) const { effective_[section] = values; }
+
     // Effective values of every section loaded so far, in file order.
     const nlohmann::json& effective() const { return effective_; }
     std::string effective_yaml() const;
 
     // "file:line:col" or "--set key" for the node at section.key.
     std::string where(const std::string& section, const std::string& key) const;
+    // Where to point a message about section.key that names other keys too ("hbm.t_ras (34 ns) is
+    // shorter than hbm.t_rcd"): a --set among the keys it names is what the user just changed, so
+    // it wins over the file line of section.key.
+    std::string blame(const std::string& section, const std::string& key, const std::string& message) const;
+    // Throws for a section present in the tree that no field list read (a workload given to a
+    // testbench that reads none, `--set workload.m=5` on probe): `reader` names who read the rest.
+    void check_all_read(const std::string& reader, const std::string& hint) const;
     const YAML::Node& root() const { return root_; }
 
 private:
     YAML::Node root_ = YAML::Node(YAML::NodeType::Map);
     std::map<std::string, std::string> origin_;  // "section" or "section.key" -> "file:line:col" or "--set ..."
+    std::vector<std::string> set_keys_;          // "section.key" of each --set, in order
     std::string first_file_;                     // where a section nobody wrote belongs
     mutable nlohmann::json effective_ = nlohmann::json::object();
     [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& msg) const;
@@ -140,6 +153,8 @@ uint64_t parse_count(const std::string& text);
 double parse_real(const std::string& text);
 bool parse_flag(const std::string& text);
 void check_range(double value, double lo, double hi, const std::string& shown);
+// The same in integers: 2^63 must not pass a 2^63 - 1 bound by rounding to the same double.
+void check_count(uint64_t value, uint64_t lo, uint64_t hi, const std::string& shown);
 } // namespace detail
 
 template <class S, class T>
@@ -148,7 +163,7 @@ Field<S> count(const char* key, T S::*m, const char* def, uint64_t lo, uint64_t 
             std::to_string(lo) + ".." + std::to_string(hi), doc,
             [=](S& s, const YAML::Node& n) {
                 uint64_t v = detail::parse_count(detail::scalar_text(n));
-                detail::check_range(double(v), double(lo), double(hi), std::to_string(v));
+                detail::check_count(v, lo, hi, std::to_string(v));
                 s.*m = static_cast<T>(v);
             },
             [=](const S& s) { return nlohmann::json(s.*m); }};
@@ -172,7 +187,7 @@ Field<S> bytes(const char* key, uint64_t S::*m, const char* def, uint64_t lo, ui
             format_bytes(lo) + ".." + format_bytes(hi), doc,
             [=](S& s, const YAML::Node& n) {
                 uint64_t v = parse_bytes(detail::scalar_text(n));
-                detail::check_range(double(v), double(lo), double(hi), format_bytes(v));
+                detail::check_count(v, lo, hi, format_bytes(v));
                 s.*m = v;
             },
             [=](const S& s) { return nlohmann::json(format_bytes(s.*m)); }};
@@ -184,15 +199,25 @@ template <class S> Field<S> frequency(const char* key, Frequency S::*m, const ch
             [=](const S& s) { return nlohmann::json(format_frequency(s.*m)); }};
 }
 
-template <class S> Field<S> bandwidth(const char* key, Bandwidth S::*m, const char* def, const char* doc) {
-    return {key, "B/s", def ? std::optional<std::string>(def) : std::nullopt, "> 0", doc,
-            [=](S& s, const YAML::Node& n) { s.*m = parse_bandwidth(detail::scalar_text(n)); },
+// min_bytes_per_s > 0: a floor below which the rate is implausible (and a run would crawl).
+template <class S>
+Field<S> bandwidth(const char* key, Bandwidth S::*m, const char* def, const char* doc, double min_bytes_per_s = 0) {
+    return {key, "B/s", def ? std::optional<std::string>(def) : std::nullopt,
+            min_bytes_per_s > 0 ? format_bandwidth(Bandwidth{min_bytes_per_s}) + ".." : "> 0", doc,
+            [=](S& s, const YAML::Node& n) {
+                Bandwidth b = parse_bandwidth(detail::scalar_text(n));
+                if (b.bytes_per_s < min_bytes_per_s)
+                    throw UnitError(format_bandwidth(b) + " is below the plausible minimum " +
+                                    format_bandwidth(Bandwidth{min_bytes_per_s}));
+                s.*m = b;
+            },
             [=](const S& s) { return nlohmann::json(format_bandwidth(s.*m)); }};
 }
 
 template <class S>
 Field<S> duration(const char* key, Duration S::*m, const char* def, const char* doc, double max_ns = 1e15) {
-    return {key, "s", def ? std::optional<std::string>(def) : std::nullopt, "0..", doc,
+    return {key, "s", def ? std::optional<std::string>(def) : std::nullopt,
+            max_ns < 1e15 ? "0 ns.." + format_duration(Duration(max_ns)) : "0..", doc,
             [=](S& s, const YAML::Node& n) {
                 Duration d = parse_duration(detail::scalar_text(n));
                 if (d.ns < 0 || d.ns > max_ns)  // the range with units, as the user writes them
@@ -274,9 +299,14 @@ template <class S> S ConfigTree::load(const std::string& name) const {
         }
     nlohmann::json echo = nlohmann::json::object();
     for (auto& f : fields) {
-        YAML::Node value = section && section.IsMap() ? section[f.key] : YAML::Node();
+        const bool present = section && section.IsMap() && section[f.key];
+        YAML::Node value = present ? section[f.key] : YAML::Node();
         try {
-            if (value && !value.IsNull())
+            if (present && value.IsNull())  // `key:` or `key: ~` would silently mean "the default"
+                fail(name, f.key, "key '" + name + "." + f.key + "' has no value (YAML null); give one (" + f.doc +
+                                      ") or remove the line for the default" +
+                                      (f.default_text ? " (" + *f.default_text + ")" : ""));
+            if (present)
                 f.load(out, value);
             else if (f.default_text)
                 f.load(out, YAML::Node(*f.default_text));

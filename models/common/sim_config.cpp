@@ -18,6 +18,10 @@ const FieldList<SimConfig>& SimConfig::fields() {
                "fair: max-min with equal weights (processor sharing)")
             .setting("simulator mode; fair is the textbook flow model, kept as an ablation (docs/performance.md: "
                      "the flow mode's error)"),
+        duration("time_limit", &C::time_limit, "1 s",
+                 "stop the run as an error when simulated time passes this with work pending (at least 10x a "
+                 "testbench's own duration)")
+            .setting("a guard against implausible parameters; every shipped run ends below 10 ms"),
     };
     return f;
 }

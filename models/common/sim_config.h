@@ -20,6 +20,10 @@ struct SimConfig {
     TimingMode timing = TimingMode::At;
     Duration quantum;  // lt: how far past the kernel's next activity bursts may be sent
     FlowSharing flow_sharing = FlowSharing::InOrder;  // flow: how flows share a resource
+    // A run still busy at this simulated time is stopped as an error: an implausible parameter
+    // (a link at 1 B/s) would otherwise keep the kernel ticking refreshes for hours. A testbench
+    // with a duration of its own gets at least ten times that (Testbench::duration_ns).
+    Duration time_limit;
 
     static const FieldList<SimConfig>& fields();
 };

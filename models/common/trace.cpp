@@ -68,6 +68,8 @@ void Trace::span(int track, const char* name, double start_ns, double end_ns, co
         return;
     }
     events_.push_back({track, name, start_ns, end_ns, args});
+    if (events_.size() == warn_spans_ && warn_)
+        warn_(size_estimate());
 }
 
 void Trace::sample(int counter, double t_ns, double value) {
@@ -195,8 +197,9 @@ void Trace::write(const std::string& path) const {
 
     // Flows: per flow id, its whole spans in time order, then one chain per burst (its hops at
     // one address) starting at the latest whole span before it. A chain is linked s -> t... -> f
-    // under an id of its own, each step bound to its span (at the span's midpoint, so the binding
-    // slice encloses it).
+    // under an id of its own, each step bound to its span 1 ps after the span starts (inside it,
+    // so the binding slice encloses it): spans in start order then give steps in time order, which
+    // viewers require (Perfetto drops a step earlier than the one before it).
     struct FlowSpans {
         std::vector<size_t> whole;
         std::map<uint64_t, std::vector<size_t>> bursts;  // address -> hops
@@ -217,12 +220,15 @@ void Trace::write(const std::string& path) const {
         if (ids.size() < 2)
             return;
         ++chain_id;
+        long long last = std::numeric_limits<long long>::min();
         for (size_t k = 0; k < ids.size(); ++k) {
             const Event& e = events_[ids[k]];
             const char* ph = k == 0 ? "s" : k + 1 == ids.size() ? "f" : "t";
-            long long mid = (ps(e.start) + ps(e.end)) / 2;
+            long long start = ps(e.start), end = ps(e.end);
+            // Never before the previous step; a span shorter than 2 ps binds at its start.
+            last = std::max(last, start + (end - start >= 2 ? 1 : 0));
             emit(fmt::format(R"({{"ph":"{}","name":"flow","cat":"flow","id":{},"pid":{},"tid":{},"ts":{},"bp":"e"}})", ph,
-                             chain_id, tracks_[e.track].pid, tid[e.track][lane_of[ids[k]]], us(mid)));
+                             chain_id, tracks_[e.track].pid, tid[e.track][lane_of[ids[k]]], us(last)));
         }
     };
     for (auto& [flow, f] : flows) {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -59,6 +60,15 @@ public:
     // A fresh flow id (never 0) for SpanArgs::flow; e.g. one per DMA descriptor.
     uint64_t new_flow() { return ++last_flow_; }
     size_t dropped() const { return dropped_; }  // spans refused by the cap
+    // Bytes the file would take now: ~340 B a span with its flow steps and ~80 B a counter sample
+    // (measured on a trn1 GEMM trace: 10.3 MB for 30 199 spans, 33 703 flow steps, 20 859 samples).
+    size_t size_estimate() const { return events_.size() * kSpanBytes + samples_.size() * kSampleBytes; }
+    // Calls `warn(estimate)` once, as soon as the spans alone pass `bytes` (during the run, so a
+    // user can stop it and narrow the window); 0 turns it off.
+    void warn_above(size_t bytes, std::function<void(size_t)> warn) {
+        warn_spans_ = bytes / kSpanBytes;
+        warn_ = std::move(warn);
+    }
     size_t size() const { return events_.size() + samples_.size(); }
     void write(const std::string& path) const;  // throws std::runtime_error on I/O failure
 
@@ -82,6 +92,9 @@ private:
         double t, value;
     };
     bool admit(double start_ns, double end_ns) const;
+    static constexpr size_t kSpanBytes = 340, kSampleBytes = 80;
+    size_t warn_spans_ = 0;
+    std::function<void(size_t)> warn_;
     int process_id(const std::string& process);
     bool enabled_ = false;
     double window_start_ = 0, window_end_ = 0;

@@ -59,18 +59,26 @@ double scaled(const std::string& text, const char* what, const Scale& scale) {
     std::string all;
     for (auto& [u, _] : scale)
         all += (all.empty() ? "" : ", ") + std::string(u);
+    bool size = std::string(what) == "size";
+    if ((size && s.unit == "KB") || (!size && s.unit == "KB/s"))  // JEDEC's 1024 or a mistyped SI kB?
+        throw UnitError(fmt::format("'{}': '{}' is ambiguous; write {} for 1024 B or {} for 1000 B", text, s.unit,
+                                    s.unit == "KB" ? "KiB" : "KiB/s", s.unit == "KB" ? "kB" : "kB/s"));
     throw UnitError(fmt::format("'{}': unknown unit '{}' for a {} (use {})", text, s.unit, what, all));
 }
 
+// Decimal prefixes are SI (kB = 1000 B, MB = 10^6 B); binary ones IEC (KiB = 1024 B). "KB" is
+// neither (JEDEC uses it for 1024, SI has no capital K) and is refused with a hint, as "KB/s" is.
 const Scale kBytes = {{"B", 1},         {"KiB", 1024.0},    {"MiB", 1024.0 * 1024},
                       {"GiB", 1024.0 * 1024 * 1024},        {"TiB", 1024.0 * 1024 * 1024 * 1024},
-                      {"KB", 1e3},      {"MB", 1e6},        {"GB", 1e9},
+                      {"kB", 1e3},      {"MB", 1e6},        {"GB", 1e9},
                       {"TB", 1e12}};
 const Scale kFrequency = {{"Hz", 1}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
-const Scale kBandwidth = {{"B/s", 1},        {"KB/s", 1e3},      {"MB/s", 1e6},
+// Bits per second (b/s, Gb/s: a pin or link rate, as datasheets give it) are bytes per second / 8.
+const Scale kBandwidth = {{"B/s", 1},        {"kB/s", 1e3},      {"MB/s", 1e6},
                           {"GB/s", 1e9},     {"TB/s", 1e12},     {"KiB/s", 1024.0},
                           {"MiB/s", 1048576.0}, {"GiB/s", 1073741824.0},
-                          {"B/ns", 1e9}};
+                          {"B/ns", 1e9},     {"b/s", 1 / 8.0},   {"kb/s", 1e3 / 8},
+                          {"Mb/s", 1e6 / 8}, {"Gb/s", 1e9 / 8},  {"Tb/s", 1e12 / 8}};
 const Scale kDuration = {{"fs", 1e-6}, {"ps", 1e-3}, {"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
 
 // Prints x with up to `digits` significant decimals and no trailing zeros.

@@ -51,8 +51,9 @@ inline double on_fs_grid(double t_ns) {
     return static_cast<double>(static_cast<long long>(fs < 0 ? fs - 0.5 : fs + 0.5)) / 1e6 + 0.0;
 }
 
-// Parsers: a number, optional space, a unit. Decimal prefixes are powers of 1000, binary
-// prefixes (KiB, MiB, GiB) powers of 1024. A missing or unknown unit is an error.
+// Parsers: a number, optional space, a unit. Decimal prefixes are SI powers of 1000 (kB, MB, GB,
+// kHz), binary prefixes (KiB, MiB, GiB) powers of 1024; "KB" is refused as ambiguous. Bandwidths
+// take bytes (GB/s) or bits (Gb/s = GB/s / 8). A missing or unknown unit is an error.
 uint64_t parse_bytes(const std::string& text);
 Frequency parse_frequency(const std::string& text);
 Bandwidth parse_bandwidth(const std::string& text);

@@ -56,7 +56,7 @@ void DmaEngine::post(DmaDescriptor& d) {
         d.trace_flow = nctlm::trace().new_flow();
     queues_[d.queue].push_back(&d);
     sample_queue(d.queue);
-    live_.push_back(&d);
+    live_.emplace(d.id, &d);
     ++outstanding_;
     if (lt_) {  // the loosely-timed process takes every descriptor
         lt_may_start_ = true;
@@ -214,7 +214,7 @@ double DmaEngine::take_response(tlm::tlm_generic_payload& p, DmaDescriptor& d, d
         if (p.is_read()) {  // the engines write the data into the tile as it streams in
             Occupancy occ = data_pipe_.reserve(x.head_ns, double(p.get_data_length()), std::min(x.head_ns, now_ns));
             done = std::max(arrived_ns, occ.end_ns);
-            trace_data(p, d, occ.start_ns, occ.end_ns);
+            trace_data(p, d, occ.start_ns, done);  // until the last byte is in, not before it arrived
             bytes_read_.add(p.get_data_length());
         } else {
             bytes_written_.add(p.get_data_length());
@@ -308,7 +308,7 @@ void DmaEngine::complete_ready() {
 void DmaEngine::complete(DmaDescriptor& d) {
     d.t_done = now_ns();
     --outstanding_;
-    live_.erase(std::find(live_.begin(), live_.end(), &d));
+    live_.erase(d.id);
     descriptors_.add(1);
     queue_latency_[d.queue]->add(d.t_done - d.t_post);
     if (d.holding_channel >= 0 && !flows_)
@@ -321,7 +321,7 @@ void DmaEngine::complete(DmaDescriptor& d) {
 
 std::vector<std::string> DmaEngine::outstanding_report() const {
     std::vector<std::string> lines;
-    for (const DmaDescriptor* d : live_)
+    for (const auto& [id, d] : live_)
         lines.push_back(fmt::format("{}: descriptor {} ({} {} B at 0x{:x}, queue {}) posted at {:.3f} ns, "
                                     "{} bursts still in flight",
                                     name(), d->id, d->write ? "write" : "read", d->bytes, d->address, d->queue,

@@ -20,6 +20,7 @@
 #include <tlm>
 #include <tlm_utils/peq_with_get.h>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <map>
 #include <vector>
 
 namespace nctlm {
@@ -105,7 +106,9 @@ private:
     double completion_ns_;
     size_t outstanding_ = 0;
     uint64_t next_id_ = 0;
-    std::vector<DmaDescriptor*> live_;  // posted and not done, for deadlock reports
+    // Posted and not done, by id (post order), for deadlock reports: a map, since a vector's
+    // find-and-erase per completion made a million-descriptor window quadratic (issue 23).
+    std::map<uint64_t, DmaDescriptor*> live_;
     Counter &bytes_read_, &bytes_written_, &descriptors_;
     std::vector<Histogram*> queue_latency_;  // post -> done per queue
     std::vector<int> channel_tracks_;

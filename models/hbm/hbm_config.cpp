@@ -10,6 +10,13 @@ namespace nctlm {
 // cycle counts are ns); the model rounds each up to whole cycles of hbm.dram_clock.
 #define INI "DRAMsim3 HBM2_8Gb_x128.ini"
 
+namespace {
+// Bounds of the DRAM timings: JEDEC HBM timings are tens of ns (tRFC a few hundred, tREFI a few us);
+// 10 us (100 us for a refresh interval) leaves two orders of magnitude for studies while refusing a
+// value such as 9000 s, which would keep the PCs refreshing for days of simulated time.
+constexpr double kDramTimingMax = 1e4, kRefreshIntervalMax = 1e5;  // ns
+} // namespace
+
 const FieldList<HbmConfig>& HbmConfig::fields() {
     using C = HbmConfig;
     static const FieldList<C> f = {
@@ -23,7 +30,8 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
               "pseudo-channels per stack (HBM2e: 8 channels x 2 PCs, JESD235)")
             .documented("JESD235 / JESD238"),
         bandwidth("pc_bandwidth", &C::pc_bandwidth, nullptr,
-                  "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)")
+                  "peak data-bus rate of one pseudo-channel (64 bit x 3.2 Gb/s = 25.6 GB/s; x16 = 410 GB/s/stack)",
+                  1e9)  // below 1 GB/s no HBM generation; 1 B/s would take seconds per 32 B access
             .documented("JESD235 pin rate; chip totals: Trainium2 Architecture page, Device Memory 2.9 TB/sec; "
                         "Trainium2 comparison table, Trainium HBM 0.8 TB/sec"),
         bytes("interleave", &C::interleave, "2 KiB", 64, 1 << 30, "address interleave granularity across PCs")
@@ -67,52 +75,52 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .assumed("", "address map: no public Trainium map; chosen so a 2 KiB burst spans two bank groups"),
         text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group")
             .assumed("", "address map: no public Trainium map"),
-        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")")
+        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC-class HBM2 timing)"),
-        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")")
+        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")")
+        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")")
+        duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini: tRAS + tRP"),
-        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")")
+        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")")
+        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")")
+        duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_ccd_l", &C::t_ccd_l, "2 ns", "column to column, same bank group (tCCD_L; " INI ")")
+        duration("t_ccd_l", &C::t_ccd_l, "2 ns", "column to column, same bank group (tCCD_L; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rrd_s", &C::t_rrd_s, "4 ns", "ACT to ACT, different bank group (tRRD_S; " INI ")")
+        duration("t_rrd_s", &C::t_rrd_s, "4 ns", "ACT to ACT, different bank group (tRRD_S; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rrd_l", &C::t_rrd_l, "6 ns", "ACT to ACT, same bank group (tRRD_L; " INI ")")
+        duration("t_rrd_l", &C::t_rrd_l, "6 ns", "ACT to ACT, same bank group (tRRD_L; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_faw", &C::t_faw, "30 ns", "window holding at most four ACTs (tFAW; " INI ")")
+        duration("t_faw", &C::t_faw, "30 ns", "window holding at most four ACTs (tFAW; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_wtr_s", &C::t_wtr_s, "6 ns",
-                 "end of write data to RD, different bank group (tWTR_S; " INI ")")
+                 "end of write data to RD, different bank group (tWTR_S; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_wtr_l", &C::t_wtr_l, "8 ns", "end of write data to RD, same bank group (tWTR_L; " INI ")")
+        duration("t_wtr_l", &C::t_wtr_l, "8 ns", "end of write data to RD, same bank group (tWTR_L; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_rtw", &C::t_rtw, "13.75 ns",
-                 "RD to WR bus turnaround: RL + burst - WL + tRTRS (DRAMsim3 rule; 23 + 2 - 7 + 4 tCK at 0.625 ns)")
+                 "RD to WR bus turnaround: RL + burst - WL + tRTRS (DRAMsim3 rule; 23 + 2 - 7 + 4 tCK at 0.625 ns)", kDramTimingMax)
             .documented("DRAMsim3 read_to_write rule with the ini values"),
-        duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")")
+        duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")")
+        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini tRTP_L"),
-        duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")")
+        duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")", kRefreshIntervalMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC 3.9 us)"),
-        duration("t_rfc", &C::t_rfc, "260 ns", "all-bank refresh cycle: every bank busy (tRFC; " INI ")")
+        duration("t_rfc", &C::t_rfc, "260 ns", "all-bank refresh cycle: every bank busy (tRFC; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_refi_pb", &C::t_refi_pb, "128 ns",
-                 "per-bank refresh: interval between two banks' refreshes (tREFIb; " INI ")")
+                 "per-bank refresh: interval between two banks' refreshes (tREFIb; " INI ")", kRefreshIntervalMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini tREFIb"),
         duration("t_rfc_pb", &C::t_rfc_pb, "130 ns",
-                 "per-bank refresh cycle (assumed half of tRFC; the ini gives no tRFCb)")
+                 "per-bank refresh cycle (assumed half of tRFC; the ini gives no tRFCb)", kDramTimingMax)
             .assumed("x0.5..x2", "tRFC / 2; the ini gives no tRFCb"),
         duration("front_end_latency", &C::front_end_latency, "0.625 ns",
-                 "banked model: arrival to the scheduler seeing the request (one tCK, as DRAMsim3's pipeline)")
+                 "banked model: arrival to the scheduler seeing the request (one tCK, as DRAMsim3's pipeline)", kDramTimingMax)
             .assumed("0 ns..5 ns", "one tCK as DRAMsim3's pipeline; no public figure"),
         choice("refresh", &C::refresh,
                {{"all_bank", RefreshMode::AllBank}, {"per_bank", RefreshMode::PerBank}, {"off", RefreshMode::Off}},
@@ -194,6 +202,22 @@ uint32_t log2u(uint64_t v) {
 }
 } // namespace
 
+std::vector<std::string> hbm_keys_unread_by(const HbmConfig& c) {
+    if (c.model == HbmModel::Banked)
+        return {"controller_latency"};
+    // The pipe reads the geometry, the address map and its own latency; the rest is the banked model's.
+    static const std::vector<std::string> pipe_reads = {"stacks",           "stack_capacity", "pseudo_channels",
+                                                        "pc_bandwidth",     "interleave",     "stack_interleave",
+                                                        "interleaved_base", "pc_hash",          "controller_latency",
+                                                        "functional",
+                                                        "model"};
+    std::vector<std::string> keys;
+    for (auto& f : HbmConfig::fields())
+        if (std::find(pipe_reads.begin(), pipe_reads.end(), f.key) == pipe_reads.end())
+            keys.push_back(f.key);
+    return keys;
+}
+
 std::optional<HbmProblem> check_hbm(const HbmConfig& c) {
     if (c.model != HbmModel::Banked)
         return std::nullopt;
@@ -232,6 +256,16 @@ std::optional<HbmProblem> check_hbm(const HbmConfig& c) {
         owner[b] = "the byte within an access (access_bytes)";
     for (uint32_t b = 0; b < log2u(c.pseudo_channels); ++b)
         owner[log2u(c.interleave) + b] = "the pseudo-channel (interleave x pseudo_channels)";
+    // A bit at or above the stack's offset width is 0 for every address: the map would put all
+    // traffic in one bank (group) or column and still run.
+    uint32_t offset_bits = c.stack_capacity > 1 ? log2u(c.stack_capacity - 1) + 1 : 0;
+    for (auto& u : uses)
+        for (uint32_t b : u.bits)
+            if (b >= offset_bits)
+                return problem(u.key, fmt::format("hbm.{} uses bit {}, beyond the stack's {} offset bits (0..{} for "
+                                                  "hbm.stack_capacity {}): every address would have it 0",
+                                                  u.key, b, offset_bits, offset_bits - 1,
+                                                  format_bytes(c.stack_capacity)));
     for (auto& u : uses) {
         if (u.bits.size() != u.want)
             return problem(u.key, fmt::format("hbm.{} names {} bits but the geometry needs {}", u.key, u.bits.size(),

@@ -59,5 +59,8 @@ struct HbmProblem {
     std::string key, message;
 };
 std::optional<HbmProblem> check_hbm(const HbmConfig& c);
+// The keys of the hbm section that the chosen model does not read: controller_latency under the
+// banked model; the bank, row, timing, refresh and queue keys under the pipe.
+std::vector<std::string> hbm_keys_unread_by(const HbmConfig& c);
 
 } // namespace nctlm

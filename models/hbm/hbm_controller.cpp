@@ -236,6 +236,11 @@ void HbmController::decide(uint32_t i) {
             .level(pc.sched->queued(s.write), s.write ? cfg_.write_queue : cfg_.read_queue, now);
         Slot slot = slots_[s.tag];
         free_slots_.push_back(s.tag);
+        // The PC's span before the response it starts: its hops begin when it does, and the
+        // trace keeps the order spans were emitted in for ties.
+        if (pc.track >= 0)
+            nctlm::trace().span(pc.track, s.write ? "write" : "read", s.first_data_ns, s.last_data_ns,
+                                slot_args_[s.tag]);
         if (s.write && slot.p) {  // acknowledged once its overflow is out of the buffer
             slot.p->set_response_status(tlm::TLM_OK_RESPONSE);
             respond(*slot.p, s.mark_ns, s.mark_ns);
@@ -247,9 +252,6 @@ void HbmController::decide(uint32_t i) {
             respond(p, s.first_data_ns, s.last_data_ns);
         }
         count(s.write, s.bytes, slot.accepted_ns, s.last_data_ns);
-        if (pc.track >= 0)
-            nctlm::trace().span(pc.track, s.write ? "write" : "read", s.first_data_ns, s.last_data_ns,
-                                slot_args_[s.tag]);
         refill(i);
     }
     pc.decision_pending = false;

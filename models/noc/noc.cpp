@@ -40,11 +40,13 @@ double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payloa
         Occupancy occ = link.pipe.reserve(head, bytes, now);
         if (i == 0)
             first_end = occ.end_ns;
-        if (link.track >= 0)  // what moves: a read's request header and data, a write's data and ack
+        // What moves: a read's request header and data, a write's data and ack. Cut-through, the
+        // link carries the data until its last byte has come in (tail) and gone out.
+        if (link.track >= 0)
             nctlm::trace().span(link.track,
                                 p.is_read() ? (response ? "read data" : "read request")
                                             : (response ? "write ack" : "write data"),
-                                occ.start_ns, occ.end_ns, burst_span_args(p, uint64_t(bytes)));
+                                occ.start_ns, std::max(occ.end_ns, tail), burst_span_args(p, uint64_t(bytes)));
         head = occ.start_ns + hop_ns_;
         tail = std::max(occ.end_ns, tail) + hop_ns_;
     }

@@ -92,7 +92,7 @@ nlohmann::json B2bTestbench::results() const {
             {"bytes", cfg_.bytes},
             {"channel_release", release_},
             {"single_op_ns", single},
-            {"wall_ns", wall},
+            {"sim_time_ns", wall},
             {"serial_ns", serial},
             {"ratio", wall / serial},
             {"t_start_spread_ns", last_issue - first_issue}};
@@ -102,7 +102,7 @@ std::string B2bTestbench::summary() const {
     auto r = results();
     return fmt::format("b2b: {} x {} B reads, channel_release={}: single op {:.2f} ns, wall {:.2f} ns, "
                        "serial {:.2f} ns, ratio {:.3f}, t_start spread {:.2f} ns",
-                       cfg_.n, cfg_.bytes, release_, r["single_op_ns"].get<double>(), r["wall_ns"].get<double>(),
+                       cfg_.n, cfg_.bytes, release_, r["single_op_ns"].get<double>(), r["sim_time_ns"].get<double>(),
                        r["serial_ns"].get<double>(), r["ratio"].get<double>(), r["t_start_spread_ns"].get<double>());
 }
 

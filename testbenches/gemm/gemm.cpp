@@ -128,7 +128,7 @@ nlohmann::json GemmTestbench::results() const {
     analytic::GemmStageTimes at = analytic::gemm_stage_times(w_, c.pe, c.dma, path);
     analytic::PipelineResult ar =
         analytic::evaluate(analytic::gemm_pipeline(w_, c.pe, c.dma, path), w_.tiles);
-    r["wall_ns"] = wall;
+    r["sim_time_ns"] = wall;
     r["stage_ns"] = stage_ns;
     r["busy_ns"] = busy_ns;
     r["bottleneck"] = bottleneck_name;
@@ -141,7 +141,7 @@ nlohmann::json GemmTestbench::results() const {
     r["efficiency_engine"] = tensor >= vector ? "tensor" : "vector";
     // The analytic pipeline's counterpart: its engine time per tile over its wall.
     r["analytic_efficiency"] = double(w_.tiles) * std::max(at.gemm, at.evacuate) / ar.wall_ns;
-    r["analytic"] = {{"wall_ns", ar.wall_ns},
+    r["analytic"] = {{"sim_time_ns", ar.wall_ns},
                      {"period_ns", ar.period_ns},
                      {"limiter", ar.limiter},
                      {"latency_ns", ar.latency_ns},
@@ -175,7 +175,7 @@ std::string GemmTestbench::summary() const {
     s += fmt::format("  {:<11} {:>12.1f} (per DMA instruction, overlapped after the first)\n", "dma_start",
                      r["stage_ns"]["dma_start"].get<double>());
     s += fmt::format("  wall {:.1f} ns (analytic {:.1f} ns), bottleneck {} {:.1f} ns\n",
-                     r["wall_ns"].get<double>(), r["analytic"]["wall_ns"].get<double>(),
+                     r["sim_time_ns"].get<double>(), r["analytic"]["sim_time_ns"].get<double>(),
                      r["bottleneck"].get<std::string>(), r["bottleneck_ns"].get<double>());
     s += fmt::format("  efficiency {:.1f} %   analytic efficiency {:.1f} %   (difference {:+.2f} ppt)",
                      100 * r["efficiency"].get<double>(), 100 * r["analytic_efficiency"].get<double>(),
@@ -299,7 +299,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     for (auto& k : cores_) {
         double core_wall = k.record.end_ns - k.record.launch_ns;
         per_core.push_back({{"tile", k.tile},
-                            {"wall_ns", core_wall},
+                            {"sim_time_ns", core_wall},
                             {"efficiency", k.counts.flops / (core_wall * 1e-9) / core_peak}});
         bytes += double(k.counts.dma_bytes_in + k.counts.dma_bytes_out);
         for (auto& [name, stat] : engines)
@@ -309,7 +309,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     ResourceUse most = busiest(use);
     double achieved = plan_.flops() / (wall * 1e-9);
     double platform_peak = core_peak * c.platform.tiles;
-    r["wall_ns"] = wall;
+    r["sim_time_ns"] = wall;
     r["flops"] = plan_.flops();
     r["tflops"] = achieved / 1e12;
     r["core_peak_tflops"] = core_peak / 1e12;
@@ -324,7 +324,7 @@ nlohmann::json GemmTestbench::multicore_results() const {
     r["bound"] = resource_kind(most.resource);
     // The search's closed-form estimate of one core's share (contention-free): a cross-check.
     double core_flops = 2.0 * double(plan_.core.m) * plan_.k * plan_.n;
-    r["analytic"] = {{"wall_ns", est.total_ns},
+    r["analytic"] = {{"sim_time_ns", est.total_ns},
                      {"per_core_efficiency", core_flops / (est.total_ns * 1e-9) / core_peak},
                      {"bound", est.bound},
                      {"tensor_ns", est.tensor_ns},
@@ -348,11 +348,11 @@ std::string GemmTestbench::multicore_summary() const {
         "{:.1f} %; bound: {} ({}, {:.1f} %)\n  analytic estimate (contention-free) {:.1f} us, per-core efficiency "
         "{:.1f} % ({} bound); sim/analytic {:.3f}",
         w_.m, w_.k, w_.n, dtype_name(w_.dtype), plan_.cores, platform_->platform.name, plan_.rows_per_core, b.bm, b.bn,
-        b.bk, b.a_bufs, b.b_bufs, b.psum_bufs, r["wall_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
+        b.bk, b.a_bufs, b.b_bufs, b.psum_bufs, r["sim_time_ns"].get<double>() / 1e3, r["tflops"].get<double>(),
         100 * r["chip_efficiency"].get<double>(), r["platform_peak_tflops"].get<double>(),
         100 * r["per_core_efficiency"].get<double>(), r["bound"].get<std::string>(),
         r["busiest_resource"].get<std::string>(), 100 * r["busiest_utilization"].get<double>(),
-        r["analytic"]["wall_ns"].get<double>() / 1e3, 100 * r["analytic"]["per_core_efficiency"].get<double>(),
+        r["analytic"]["sim_time_ns"].get<double>() / 1e3, 100 * r["analytic"]["per_core_efficiency"].get<double>(),
         r["analytic"]["bound"].get<std::string>(), r["sim_over_analytic"].get<double>());
 }
 

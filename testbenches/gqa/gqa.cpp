@@ -32,7 +32,7 @@ const FieldList<GqaWorkload>& GqaWorkload::fields() {
 void GqaTestbench::configure(const ConfigTree& tree) {
     cfg_ = tree.load<GqaWorkload>("workload");
     auto fail = [&](const std::string& key, const std::string& msg) {
-        throw ConfigError(tree.where("workload", key) + ": " + msg);
+        throw ConfigError(tree.blame("workload", key, msg) + ": " + msg);
     };
     if (cfg_.kv_placement != "local" && cfg_.kv_placement != "interleaved")
         fail("kv_placement", "workload.kv_placement must be local or interleaved, not '" + cfg_.kv_placement + "'");
@@ -183,7 +183,7 @@ nlohmann::json GqaTestbench::results() const {
             {"tiles", tiles_.size()},
             {"heads_per_tile", roof_.plan.heads_per_tile},
             {"tiles_per_head", roof_.plan.tiles_per_head},
-            {"wall_ns", wall},
+            {"sim_time_ns", wall},
             {"bytes", bytes},
             {"kv_bytes", kv},
             {"gb_per_s", bytes / wall},
@@ -214,7 +214,7 @@ std::string GqaTestbench::summary() const {
         "gqa {} ({}, {}/{} heads, context {}, {}): wall {:.1f} ns, {:.0f} B, {:.1f} GB/s = {:.1f} % of the HBM "
         "roofline ({:.1f} ns); roofline estimate {:.1f} ns ({}), sim/roofline {:.3f}; bound: {} ({}, {:.1f} %)",
         cfg_.name, cfg_.model, cfg_.query_heads, cfg_.kv_heads, cfg_.context, cfg_.kv_placement,
-        r["wall_ns"].get<double>(), r["bytes"].get<double>(), r["gb_per_s"].get<double>(),
+        r["sim_time_ns"].get<double>(), r["bytes"].get<double>(), r["gb_per_s"].get<double>(),
         100 * r["fraction_of_hbm_roofline"].get<double>(), r["hbm_roofline_ns"].get<double>(),
         r["roofline_ns"].get<double>(), r["roofline_bound"].get<std::string>(), r["sim_over_roofline"].get<double>(),
         r["bound"].get<std::string>(), r["busiest_resource"].get<std::string>(),

@@ -49,6 +49,7 @@ void KernelTestbench::configure(const ConfigTree& tree) {
         if (const YAML::Node& args = tree.root()["kernel"]) {
             if (!args.IsMap())
                 throw ConfigError(tree.where("kernel", "") + ": kernel is a map of argument values (kernel.NAME=VALUE)");
+            nlohmann::json echo = nlohmann::json::object();
             for (auto it = args.begin(); it != args.end(); ++it) {
                 std::string name = it->first.Scalar(), where = tree.where("kernel", name);
                 std::string text = it->second.IsScalar() ? it->second.Scalar() : "";
@@ -66,7 +67,9 @@ void KernelTestbench::configure(const ConfigTree& tree) {
                 } catch (const KernelError& e) {
                     throw ConfigError(where + ": " + e.what());
                 }
+                echo[name] = v;
             }
+            tree.record("kernel", echo);  // in the stats JSON's config: --replay sets them again
         }
     } catch (const KernelError& e) {
         throw ConfigError(e.what());
@@ -188,7 +191,7 @@ nlohmann::json KernelTestbench::results() const {
             t.push_back(in.tile);
         return t;
     }();
-    r["wall_ns"] = wall;
+    r["sim_time_ns"] = wall;
     r["engines"] = engines;
     r["dma"] = {{"instructions_in", total.per_unit[size_t(Unit::DmaIn)]},
                 {"instructions_out", total.per_unit[size_t(Unit::DmaOut)]},
@@ -212,7 +215,7 @@ nlohmann::json KernelTestbench::results() const {
     r["instructions_by_op"] = total.per_op;
     nlohmann::json per = nlohmann::json::array();
     for (auto& in : instances_)
-        per.push_back({{"tile", in.tile}, {"wall_ns", in.record.end_ns - in.record.launch_ns}});
+        per.push_back({{"tile", in.tile}, {"sim_time_ns", in.record.end_ns - in.record.launch_ns}});
     r["per_instance"] = per;
     if (roofline_) {
         nlohmann::json ceilings = nlohmann::json::object();
@@ -235,7 +238,7 @@ std::string KernelTestbench::summary() const {
         return "kernel " + program_->name + ": " + r["error"].get<std::string>();
     std::string s = fmt::format("kernel {} on {} ({} instance(s)): {} instructions, wall {:.1f} ns\n", program_->name,
                                 platform_name_, instances_.size(), r["instructions"].get<uint64_t>(),
-                                r["wall_ns"].get<double>());
+                                r["sim_time_ns"].get<double>());
     for (auto& e : kEngines) {
         const nlohmann::json& en = r["engines"][e.name];
         s += fmt::format("  {:<7} {:>10} instructions, busy {:>12.1f} ns = {:5.1f} % of wall\n", e.name,

@@ -100,7 +100,7 @@ nlohmann::json StreamTestbench::results() const {
                             {"stack", tile_stack_[t] == uint32_t(-1) ? nlohmann::json("all")
                                                                      : nlohmann::json(tile_stack_[t])},
                             {"bytes", tl.done_bytes},
-                            {"wall_ns", wall},
+                            {"sim_time_ns", wall},
                             {"gb_per_s", wall > 0 ? double(tl.done_bytes) / wall : 0},
                             {"fraction_of_dma_peak", wall > 0 ? double(tl.done_bytes) / wall / (dma_peak_ / 1e9) : 0}});
     }
@@ -116,7 +116,7 @@ nlohmann::json StreamTestbench::results() const {
     return {{"placement", cfg_.placement},
             {"tiles", tiles_.size()},
             {"bytes", bytes},
-            {"wall_ns", wall},
+            {"sim_time_ns", wall},
             {"gb_per_s", gbps},
             {"hbm_peak_gb_per_s", hbm_peak_ / 1e9},
             {"fraction_of_hbm_peak", gbps / (hbm_peak_ / 1e9)},
@@ -132,7 +132,7 @@ std::string StreamTestbench::summary() const {
                                 "{:.1f} GB/s (wall {:.1f} ns)",
                                 tiles_.size(), cfg_.placement, cfg_.bytes_per_tile, r["gb_per_s"].get<double>(),
                                 100 * r["fraction_of_hbm_peak"].get<double>(), hbm_peak_ / 1e9,
-                                r["wall_ns"].get<double>());
+                                r["sim_time_ns"].get<double>());
     for (auto& t : r["per_tile"])
         s += fmt::format("\n  tile{} -> stack {}: {:.1f} GB/s ({:.1f} % of its DMA peak {:.1f} GB/s)",
                          t["tile"].get<int>(), t["stack"].dump(), t["gb_per_s"].get<double>(),

@@ -55,11 +55,14 @@ public:
     void build(Platform& platform) override;
     nlohmann::json results() const override;
     std::string summary() const override;
+    uint64_t memory_estimate() const override;
+    double duration_ns() const override { return cfg_.duration.ns; }
 
     struct Impl;
 
 private:
     TrafficConfig cfg_;
+    uint32_t tiles_ = 1;  // the platform's, for the DMA path's memory estimate
     std::unique_ptr<Impl> impl_;
 };
 

@@ -63,7 +63,7 @@ TEST(Cli, ProbeOffsetPastTheStackExits2BeforeRunning) {
 }
 
 TEST(Cli, SimulationErrorExits3AndPrintsNoFigure) {
-    auto r = test::run_cli("run -p " + test::platform("tiny") + " -t probe --set 'hbm.pc_bandwidth=1e-300 B/s'");
+    auto r = test::run_cli("run -p " + test::platform("tiny") + " -t probe --set 'noc.link_bandwidth=1e-300 B/s'");
     EXPECT_EQ(r.exit_code, 3) << r.err;
     EXPECT_NE(r.err.find("simulated time overflow"), std::string::npos) << r.err;
     EXPECT_EQ(r.out, "");

@@ -37,7 +37,7 @@ TEST(GemmMulticore, SharedStackIsSlowerPerCoreWhenHbmBinds) {
     double s = shared["per_core_efficiency"].get<double>(), a = apart["per_core_efficiency"].get<double>();
     EXPECT_LT(s, 0.8 * a) << "shared " << s << " apart " << a;
     // The blocking search's estimate gives each of two cores on one stack half of its rate.
-    EXPECT_GT(shared["analytic"]["wall_ns"].get<double>(), 1.5 * apart["analytic"]["wall_ns"].get<double>());
+    EXPECT_GT(shared["analytic"]["sim_time_ns"].get<double>(), 1.5 * apart["analytic"]["sim_time_ns"].get<double>());
 }
 
 // All cores: rows split evenly, the achieved rate is flops / wall and below the platform peak.
@@ -46,12 +46,12 @@ TEST(GemmMulticore, AllCoresSplitTheRows) {
     EXPECT_EQ(r["cores"], 2);
     EXPECT_EQ(r["partition"]["rows_per_core"], 2048);
     EXPECT_DOUBLE_EQ(r["flops"].get<double>(), 2.0 * 4096.0 * 4096.0 * 4096.0);
-    EXPECT_NEAR(r["tflops"].get<double>(), r["flops"].get<double>() / r["wall_ns"].get<double>() / 1e3, 1e-9);
+    EXPECT_NEAR(r["tflops"].get<double>(), r["flops"].get<double>() / r["sim_time_ns"].get<double>() / 1e3, 1e-9);
     EXPECT_GT(r["chip_efficiency"].get<double>(), 0.3);
     EXPECT_LT(r["chip_efficiency"].get<double>(), 1.0);
     // One core does half the work: nearly twice as long.
     auto one = results("trn1", "--set workload.cores=1");
-    EXPECT_GT(one["wall_ns"].get<double>(), 1.8 * r["wall_ns"].get<double>());
+    EXPECT_GT(one["sim_time_ns"].get<double>(), 1.8 * r["sim_time_ns"].get<double>());
 }
 
 TEST(GemmMulticore, CoreCountAboveThePlatformExitsTwo) {
@@ -82,7 +82,7 @@ TEST(GemmMulticore, LongKAndRaggedShapesRunAndTooWideATileExitsTwo) {
 // Headline figures (docs/models/pe.md, "Whole-GEMM blocking"): the blocking chosen and what it
 // reaches, against goldens (tests/platform/golden/gemm/).
 namespace {
-const std::vector<std::string> kGemmKeys = {"wall_ns", "per_core_efficiency", "blocking", "busiest_resource"};
+const std::vector<std::string> kGemmKeys = {"sim_time_ns", "per_core_efficiency", "blocking", "busiest_resource"};
 RunOutcome whole(const std::string& platform, std::vector<std::string> sets) {
     return test::run_testbench(platform, "gemm", sets, kBf16);
 }

@@ -63,7 +63,7 @@ void expect_roofline_floor(const json& r, const std::string& where) {
     EXPECT_EQ(r["dma"]["bytes_in"].get<double>(), roof["bytes_in"].get<double>()) << where;
     EXPECT_EQ(r["dma"]["bytes_out"].get<double>(), roof["bytes_out"].get<double>()) << where;
     EXPECT_EQ(r["flops"].get<double>(), roof["flops"].get<double>()) << where;
-    double wall = r["wall_ns"].get<double>();
+    double wall = r["sim_time_ns"].get<double>();
     EXPECT_GE(wall * (1 + 1e-6), roof["ns"].get<double>()) << where;
     for (const char* engine : {"tensor", "vector", "scalar"})
         EXPECT_GE(r["engines"][engine]["busy_ns"].get<double>() * (1 + 1e-6), roof["ceilings"][engine].get<double>())
@@ -81,9 +81,9 @@ TEST(KernelLibrary, EveryKernelRunsOnTrn1AndTrn2WithItsTensorsTrafficAndWork) {
         for (const Case& c : kCases) {
             std::string where = fmt::format("{} on {}", c.kernel, platform);
             json r = run(platform, c);
-            ASSERT_TRUE(r.contains("wall_ns")) << where;
+            ASSERT_TRUE(r.contains("sim_time_ns")) << where;
             EXPECT_EQ(r["kernel"], c.kernel);
-            EXPECT_GT(r["wall_ns"].get<double>(), 0) << where;
+            EXPECT_GT(r["sim_time_ns"].get<double>(), 0) << where;
             EXPECT_FALSE(r["bound"].get<std::string>().empty()) << where;
             double in = r["dma"]["bytes_in"].get<double>(), out = r["dma"]["bytes_out"].get<double>();
             std::string k = c.kernel;

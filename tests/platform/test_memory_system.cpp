@@ -2,6 +2,7 @@
 // initiator, any initiator's plain generic payload, the traffic testbench, GEMM efficiency under
 // a slower HBM, and bad banked-model configs.
 #include "models/common/sim.h"
+#include "models/checker/bind.h"
 #include "models/common/trace.h"
 #include "models/hbm/hbm_controller.h"
 #include "models/noc/noc.h"
@@ -94,9 +95,9 @@ struct PlainNoc {
     explicit PlainNoc(const PlatformConfig& cfg) : map(cfg.hbm), noc("noc", cfg.noc, map, 1) {
         for (uint32_t s = 0; s < cfg.hbm.stacks; ++s) {
             stacks.push_back(std::make_unique<HbmController>(("hbm" + std::to_string(s)).c_str(), cfg.hbm, map, s));
-            noc.stack_sockets.bind(stacks.back()->socket);
+            nctlm::bind(noc.stack_sockets, stacks.back()->socket, "noc_hbm" + std::to_string(s));
         }
-        init.socket.bind(noc.tile_sockets);
+        nctlm::bind(init.socket, noc.tile_sockets, "init_noc");
     }
 };
 
@@ -110,7 +111,7 @@ TEST(BackPressure, AFullQueueDelaysEndReq) {
     AddressMap map(cfg.hbm);
     HbmController hbm("hbm", cfg.hbm, map, 0);
     PlainInitiator init("init");
-    init.socket.bind(hbm.socket);
+    nctlm::bind(init.socket, hbm.socket, "init_hbm");
     const uint32_t n = 4, bytes = 1024;
     uint64_t stride = cfg.hbm.interleave * cfg.hbm.pseudo_channels;  // always pseudo-channel 0
     std::vector<tlm::tlm_generic_payload> p(n);
@@ -143,7 +144,7 @@ TEST(PlainPayload, HbmControllerAnswersAForeignInitiator) {
     AddressMap map(cfg.hbm);
     HbmController hbm("hbm", cfg.hbm, map, 1);
     PlainInitiator init("init");
-    init.socket.bind(hbm.socket);
+    nctlm::bind(init.socket, hbm.socket, "init_hbm");
     std::vector<unsigned char> out(512), back(512, 0);
     for (size_t i = 0; i < out.size(); ++i)
         out[i] = static_cast<unsigned char>(i * 13 + 1);

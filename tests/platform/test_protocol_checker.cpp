@@ -6,6 +6,7 @@
 #include "models/common/sim.h"
 #include "tests/support.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -191,4 +192,18 @@ TEST(ProtocolChecker, GemmOnTinyUnderLtIsCleanOnEveryBinding) {
     if (!kProtocolCheck)
         GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
     expect_gemm_on_tiny_clean_on_every_binding({"sim.timing=lt"});
+}
+
+// The traffic testbench's own generator (path=hbm) binds straight to a controller: through
+// nctlm::bind its transactions are checked too (they were not before issue 23).
+TEST(ProtocolChecker, TrafficGeneratorOnTheHbmPathIsChecked) {
+    if (!kProtocolCheck)
+        GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
+    RunOutcome out = test::run_testbench("tiny", "traffic", {"testbench.duration=3 us", "testbench.warmup=1 us"});
+    EXPECT_TRUE(out.errors.empty()) << out.errors.front();
+    auto it = std::find_if(ProtocolChecker::all().begin(), ProtocolChecker::all().end(),
+                           [](ProtocolChecker* c) { return std::string(c->name()).find("traffic_gen_hbm") != std::string::npos; });
+    ASSERT_NE(it, ProtocolChecker::all().end());
+    EXPECT_GT((*it)->calls(), 100u);
+    EXPECT_EQ((*it)->violations(), 0u);
 }

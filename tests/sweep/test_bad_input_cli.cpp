@@ -44,9 +44,9 @@ TEST(BadInputCli, ControllerLatency1e15nsOverflowsTimeExit3) {
     EXPECT_EQ(r.out, "");
 }
 
-TEST(BadInputCli, PcBandwidth1em300BpsOverflowsTimeExit3NoFigure) {
+TEST(BadInputCli, LinkBandwidth1em300BpsOverflowsTimeExit3NoFigure) {
     std::string json = temp_file("", ".json");
-    auto r = run_cli("run -t probe -p " + tiny() + " --set 'hbm.pc_bandwidth=1e-300 B/s' -o " + json);
+    auto r = run_cli("run -t probe -p " + tiny() + " --set 'noc.link_bandwidth=1e-300 B/s' -o " + json);
     EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
     EXPECT_HAS(r.err, "simulated time overflow");
     EXPECT_EQ(r.out.find("latency"), std::string::npos) << r.out;

@@ -60,7 +60,7 @@ TEST(StudyCli, ProbeElasticityToPcBandwidthIsMinusTheTransferShare) {
     EXPECT_EQ(e["hbm.pc_bandwidth"]["provenance"], "documented");
     EXPECT_EQ(e["noc.hop_cycles"]["provenance"], "assumed");
     EXPECT_NE(r.out.find("`hbm.pc_bandwidth`"), std::string::npos) << r.out;
-    EXPECT_NE(read_file(dir + "/sensitivity.csv").find("latency_ns,hbm.pc_bandwidth,documented"), std::string::npos);
+    EXPECT_NE(read_file(dir + "/sensitivity.csv").find("latency_ns,ns,hbm.pc_bandwidth,documented"), std::string::npos);
     fs::remove_all(dir);
 }
 
@@ -141,7 +141,10 @@ TEST(StudyCli, UncertaintyIsReproducibleWithAFixedSeed) {
         auto f = std::find_if(infos.begin(), infos.end(), [&](const FieldInfo& i) { return i.name() == p["name"]; });
         ASSERT_NE(f, infos.end());
         double lo = numeric_value(*f, p["low"]), hi = numeric_value(*f, p["high"]);
-        size_t col = std::find(columns.begin(), columns.end(), f->name()) - columns.begin() - 1;
+        // Headers carry the unit of the numbers below them: "dma.clock [Hz]".
+        size_t col = std::find_if(columns.begin(), columns.end(),
+                                  [&](const std::string& c) { return c.rfind(f->name() + " [", 0) == 0; }) -
+                     columns.begin() - 1;
         ASSERT_LT(col, samples[0].size()) << f->name();
         for (auto& row : samples) {
             EXPECT_GE(row[col], lo * (1 - 1e-9) - 0.5) << f->name();  // counts round to the nearest

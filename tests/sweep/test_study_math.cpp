@@ -1,5 +1,5 @@
 // The arithmetic of the sensitivity and uncertainty studies, without running anything.
-#include "apps/nctlm/study_math.h"
+#include "study/study_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -56,4 +56,35 @@ TEST(StudyMath, ScaleQuantileSpearman) {
     EXPECT_NEAR(spearman({1, 2, 3, 4}, {10, 20, 25, 100}), 1, 1e-12);
     EXPECT_NEAR(spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1, 1e-12);
     EXPECT_DOUBLE_EQ(spearman({1, 1, 1}, {1, 2, 3}), 0);
+}
+
+TEST(StudyMath, SwingIsTheSpreadOverDownBaseAndUp) {
+    EXPECT_DOUBLE_EQ(swing(100, 90.0, 120.0), 0.30);
+    EXPECT_DOUBLE_EQ(swing(100, 110.0, 105.0), 0.10);  // both above: base to the highest
+    EXPECT_DOUBLE_EQ(swing(100, std::nullopt, 80.0), 0.20);
+    EXPECT_DOUBLE_EQ(swing(100, std::nullopt, std::nullopt), 0);
+}
+
+TEST(StudyMath, LopsidedComparesTheOneSidedElasticities) {
+    // probe hbm.pc_bandwidth +-10 %: +6.0 % and -0.1 %.
+    EXPECT_TRUE(lopsided(25.6, 140.93, 23.04, 140.93 * 1.060, 28.16, 140.93 * 0.999));
+    // Both sides the same way: not monotone.
+    EXPECT_TRUE(lopsided(1.6, 140.93, 1.44, 140.93 * 1.063, 1.76, 140.93 * 1.008));
+    // A range of x0.5..x2.5 moving the figure -5.7 % and +17 %: one-sided elasticities 0.085 and
+    // 0.17, within a factor of three: not lopsided, only an asymmetric range.
+    EXPECT_FALSE(lopsided(8, 140.93, 4.0, 140.93 * 0.943, 20.0, 140.93 * 1.17));
+    // Below the floor nothing is flagged; one side missing cannot be judged.
+    EXPECT_FALSE(lopsided(1, 100, 0.9, 100.1, 1.1, 100.0));
+    EXPECT_FALSE(lopsided(1, 100, std::nullopt, std::nullopt, 1.1, 120.0));
+}
+
+TEST(StudyMath, FigureUnitFromTheName) {
+    EXPECT_EQ(figure_unit("latency_ns"), "ns");
+    EXPECT_EQ(figure_unit("sim_time_ns"), "ns");
+    EXPECT_EQ(figure_unit("bandwidth_gbs"), "GB/s");
+    EXPECT_EQ(figure_unit("gb_per_s"), "GB/s");
+    EXPECT_EQ(figure_unit("efficiency"), "1");
+    EXPECT_EQ(figure_unit("ratio"), "1");
+    EXPECT_EQ(figure_unit("bytes"), "B");
+    EXPECT_EQ(figure_unit("requests"), "");
 }

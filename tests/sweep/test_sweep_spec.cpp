@@ -1,5 +1,5 @@
 // Sweep specs without running anything: ranges, grid/zip expansion, overrides, errors, the table.
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -178,8 +178,6 @@ TEST(SweepTable, FlattenHashAndCsv) {
     EXPECT_EQ(hash_hex("abc"), hash_hex("abc"));
     EXPECT_NE(hash_hex("abc"), hash_hex("abd"));
     EXPECT_EQ(hash_hex("").size(), 16u);
-    EXPECT_EQ(csv_escape("a,b"), "\"a,b\"");
-    EXPECT_EQ(csv_escape("say \"hi\""), "\"say \"\"hi\"\"\"");
     EXPECT_EQ(typed("16").dump(), "16");
     EXPECT_EQ(typed("0.5").dump(), "0.5");
     EXPECT_EQ(typed("32 KiB").dump(), "\"32 KiB\"");
@@ -189,8 +187,8 @@ TEST(SweepTable, RowsSortedByPointAndColumnsUnited) {
     auto rec = [](size_t i, const char* status, nlohmann::ordered_json results) {
         nlohmann::ordered_json r = {{"id", std::to_string(i)}, {"index", i}, {"hash", "h"}, {"status", status},
                                     {"exit_code", 0}, {"axes", {{"dma.channels", std::to_string(i + 1)}}},
-                                    {"results", results}, {"simulated_ns", 1.0}, {"sim_wall_s", 0.1},
-                                    {"point_wall_s", 0.2}, {"error", ""}};
+                                    {"results", results}, {"sim_time_ns", 1.0}, {"host_time_s", 0.1},
+                                    {"point_host_time_s", 0.2}, {"error", ""}};
         return r;
     };
     Table t = make_table({"dma.channels"}, {rec(2, "ok", {{"ratio", 0.5}, {"x", 1}}), rec(0, "failed", {}),
@@ -199,13 +197,15 @@ TEST(SweepTable, RowsSortedByPointAndColumnsUnited) {
     EXPECT_EQ(t.rows[0]["id"], "0");
     EXPECT_EQ(t.rows[2]["id"], "2");
     EXPECT_EQ(t.columns, (std::vector<std::string>{"id", "status", "exit_code", "dma.channels", "ratio", "y", "x",
-                                                   "simulated_ns", "sim_wall_s", "point_wall_s", "hash", "error"}));
+                                                   "sim_time_ns", "host_time_s", "point_host_time_s", "hash", "error",
+                                                   "simulated_ns", "sim_wall_s", "point_wall_s"}));
     EXPECT_TRUE(t.rows[0]["ratio"].is_null());
     EXPECT_EQ(t.rows[1]["dma.channels"], 2);
     std::string csv = to_csv(t);
     EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "id,status,exit_code,dma.channels,ratio,y,x,simulated_ns,sim_wall_s,point_wall_s,hash,error");
-    EXPECT_NE(csv.find("\n1,ok,0,2,0.7,z,,1.0,0.1,0.2,h,\n"), std::string::npos) << csv;
+              "id,status,exit_code,dma.channels,ratio,y,x,sim_time_ns,host_time_s,point_host_time_s,hash,error,"
+              "simulated_ns,sim_wall_s,point_wall_s");
+    EXPECT_NE(csv.find("\n1,ok,0,2,0.7,z,,1.0,0.1,0.2,h,,1.0,0.1,0.2\n"), std::string::npos) << csv;
     EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);
     std::string jsonl = to_jsonl(t);
     EXPECT_EQ(std::count(jsonl.begin(), jsonl.end(), '\n'), 3);
@@ -240,4 +240,43 @@ TEST(SweepSpec, CountPointsWithoutBuildingThem) {
     EXPECT_EQ(s.count_points(), 1000000000u);
     Spec t = parse("platform: p\ntestbench: t\ngrid:\n  a.b: [1, 2, 3]\n");
     EXPECT_EQ(t.count_points(), 3u);
+}
+
+TEST(SweepSpec, PathsFromASpecStayInsideTheOutputDirectory) {
+    EXPECT_TRUE(inside_output("plot.png"));
+    EXPECT_TRUE(inside_output("plots/a.png"));
+    EXPECT_TRUE(inside_output("a/../b.png"));
+    EXPECT_FALSE(inside_output("../a.png"));
+    EXPECT_FALSE(inside_output("a/../../b.png"));
+    EXPECT_FALSE(inside_output("/tmp/a.png"));
+    EXPECT_FALSE(inside_output(""));
+    auto fails = [](const std::string& text, const std::string& part) {
+        try {
+            parse(text);
+            ADD_FAILURE() << "accepted: " << text;
+        } catch (const nctlm::ConfigError& e) {
+            EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+        }
+    };
+    fails("name: ../../evil\nplatform: p.yaml\ntestbench: probe\n", "spec.yaml:1:7: name '../../evil' must be a plain");
+    fails("name: a/b\nplatform: p.yaml\ntestbench: probe\n", "must be a plain name");
+    fails("platform: p.yaml\ntestbench: probe\nplot: {x: a, y: b, file: ../x.png}\n",
+          "spec.yaml:3:26: plot.file '../x.png' must be a relative path inside the output directory");
+}
+
+TEST(SweepSpec, MarksLocateWhatTheSpecNames) {
+    Spec s = parse("platform: p.yaml\ntestbench: probe\nset: {dma.queues: 2}\ngrid:\n  dma.channels: [1, 2]\n"
+                   "plot: {x: dma.channels, y: [ratio, wall]}\n");
+    EXPECT_EQ(s.at("testbench"), "spec.yaml:2:12");
+    EXPECT_EQ(s.at("dma.queues"), "spec.yaml:3:7");
+    EXPECT_EQ(s.at("dma.channels"), "spec.yaml:5:3");
+    EXPECT_EQ(s.at("plot0.x"), "spec.yaml:6:11");
+    EXPECT_EQ(s.at("plot0.y1"), "spec.yaml:6:36");
+    EXPECT_EQ(s.at("nothing"), "spec.yaml");  // the file as given
+}
+
+TEST(SweepSpec, ABareNameIsAShippedConfig) {
+    Spec s = parse("platform: trn1\ntestbench: probe\nworkload: gemm_32x3072x32\n");
+    EXPECT_EQ(s.platform, "trn1");
+    EXPECT_EQ(s.workload, "gemm_32x3072x32");
 }

@@ -1,4 +1,4 @@
-#include "apps/nctlm/sweep_spec.h"
+#include "study/sweep_spec.h"
 
 #include "models/common/config.h"
 #include "models/common/units.h"
@@ -19,6 +19,11 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name",  "description", "platform", "testbench", "workload", "set",
                                            "grid",  "zip",         "overrides", "timeout",  "plot", "cases"};
+
+std::string mark_of(const std::string& file, const YAML::Node& node) {
+    YAML::Mark m = node.Mark();
+    return m.is_null() ? file : fmt::format("{}:{}:{}", file, m.line + 1, m.column + 1);
+}
 
 [[noreturn]] void fail(const std::string& file, const YAML::Node& node, const std::string& msg) {
     YAML::Mark m = node.Mark();
@@ -69,13 +74,14 @@ std::vector<std::string> values_of(const std::string& file, const YAML::Node& no
 }
 
 KeyValues key_values(const std::string& file, const YAML::Node& node, const std::string& what,
-                     bool allow_workload) {
+                     bool allow_workload, std::map<std::string, std::string>& marks) {
     if (!node.IsMap())
         fail(file, node, what + " must be a map of section.key: value");
     KeyValues out;
     for (auto it = node.begin(); it != node.end(); ++it) {
         std::string key = it->first.as<std::string>();
         check_key(file, it->first, key, allow_workload);
+        marks.emplace(key, mark_of(file, it->first));
         out.emplace_back(key, scalar(file, it->second, what + " '" + key + "'"));
     }
     return out;
@@ -130,6 +136,21 @@ std::string number_text(double v) {
 }
 
 } // namespace
+
+bool inside_output(const std::string& relative) {
+    fs::path p(relative);
+    if (relative.empty() || p.is_absolute())
+        return false;
+    for (auto& part : p.lexically_normal())
+        if (part == "..")
+            return false;
+    return true;
+}
+
+std::string Spec::at(const std::string& what) const {
+    auto it = marks.find(what);
+    return it == marks.end() ? file : it->second;
+}
 
 bool is_range(const std::string& text) { return text.find("..") != std::string::npos; }
 
@@ -217,9 +238,15 @@ std::string Spec::resolve(const std::string& path) const {
         return p.lexically_normal().string();
     fs::path near = fs::path(dir) / p;
     std::error_code ec;  // a name too long or unreadable is "not there": loading it says why
-    if (fs::exists(near, ec) || !fs::exists(p, ec))
+    if (fs::exists(near, ec))
         return near.lexically_normal().string();
-    return fs::absolute(p).lexically_normal().string();
+    if (fs::exists(p, ec))
+        return fs::absolute(p).lexically_normal().string();
+    // A bare name ("trn1", "gemm_32x3072x32": no directory, no extension) is a shipped config,
+    // found when the point loads.
+    if (path.find_first_of("/.") == std::string::npos)
+        return path;
+    return near.lexically_normal().string();
 }
 
 Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::string& dir) {
@@ -241,8 +268,16 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
             fail(file, it->first, "unknown sweep key '" + key + "'" +
                                       (hint.empty() ? "" : "; did you mean '" + hint + "'?"));
         }
+        if (key == "name" || key == "platform" || key == "testbench" || key == "workload")
+            s.marks[key] = mark_of(file, v);
         if (key == "name") {
             s.name = scalar(file, v, "name");
+            // The name names files in -o (NAME.png) and the Slurm job: a plain name, not a path.
+            if (s.name.empty() || s.name == "." || s.name == ".." ||
+                s.name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") !=
+                    std::string::npos)
+                fail(file, v, "name '" + s.name + "' must be a plain name (letters, digits, . _ -): it names the "
+                                                  "sweep's files inside -o");
         } else if (key == "description") {
         } else if (key == "platform") {
             s.platform = s.resolve(scalar(file, v, "platform"));
@@ -251,7 +286,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
         } else if (key == "workload") {
             s.workload = s.resolve(scalar(file, v, "workload"));
         } else if (key == "set") {
-            s.set = key_values(file, v, "set", false);
+            s.set = key_values(file, v, "set", false, s.marks);
         } else if (key == "timeout") {
             std::string t = scalar(file, v, "timeout");
             try {
@@ -266,6 +301,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 std::string k = a->first.as<std::string>();
                 check_key(file, a->first, k, true);
                 add_axis_key(a->first, k);
+                s.marks.emplace(k, mark_of(file, a->first));
                 AxisGroup g;
                 g.axes.push_back({k, values_of(file, a->second, k)});
                 s.groups.push_back(std::move(g));
@@ -288,6 +324,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                     std::string k = a->first.as<std::string>();
                     check_key(file, a->first, k, true);
                     add_axis_key(a->first, k);
+                    s.marks.emplace(k, mark_of(file, a->first));
                     g.axes.push_back({k, values_of(file, a->second, k)});
                     if (g.axes.back().values.size() != g.axes.front().values.size())
                         fail(file, a->second,
@@ -317,7 +354,7 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 if (!labels.insert(label).second)
                     fail(file, c["case"], "case '" + label + "' appears twice");
                 g.axes[0].values.push_back(label);
-                g.case_sets.push_back(c["set"] ? key_values(file, c["set"], "case set", false) : KeyValues{});
+                g.case_sets.push_back(c["set"] ? key_values(file, c["set"], "case set", false, s.marks) : KeyValues{});
             }
             s.groups.push_back(std::move(g));
         } else if (key == "overrides") {
@@ -333,8 +370,8 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                         fail(file, kv->first, "unknown override key '" + k + "' (when, set)");
                 }
                 if (o["when"])
-                    ov.when = key_values(file, o["when"], "when", true);
-                ov.set = key_values(file, o["set"], "override set", false);
+                    ov.when = key_values(file, o["when"], "when", true, s.marks);
+                ov.set = key_values(file, o["set"], "override set", false, s.marks);
                 s.overrides.push_back(std::move(ov));
                 for (auto& [k, _] : s.overrides.back().when)
                     if (!axis_keys.count(k))
@@ -352,17 +389,24 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                 if (!p.IsMap() || !p["x"] || !p["y"])
                     fail(file, p, "plot needs x and y (and optionally hue, logx, logy, title, file)");
                 PlotSpec ps;
+                const std::string id = "plot" + std::to_string(s.plots.size());
                 for (auto kv = p.begin(); kv != p.end(); ++kv) {
                     std::string k = kv->first.as<std::string>();
                     YAML::Node pv = kv->second;
+                    if (k == "x" || k == "hue" || k == "file")
+                        s.marks[id + "." + k] = mark_of(file, pv);
                     if (k == "x")
                         ps.x = scalar(file, pv, "plot.x");
                     else if (k == "hue")
                         ps.hue = scalar(file, pv, "plot.hue");
                     else if (k == "title")
                         ps.title = scalar(file, pv, "plot.title");
-                    else if (k == "file")
+                    else if (k == "file") {
                         ps.file = scalar(file, pv, "plot.file");
+                        if (!inside_output(ps.file))
+                            fail(file, pv, "plot.file '" + ps.file + "' must be a relative path inside the output "
+                                                                     "directory (no leading /, no ..)");
+                    }
                     else if (k == "logx" || k == "logy") {
                         try {
                             (k == "logx" ? ps.logx : ps.logy) = pv.as<bool>();
@@ -370,11 +414,15 @@ Spec Spec::parse(const YAML::Node& doc, const std::string& file, const std::stri
                             fail(file, pv, "plot." + k + " must be true or false");
                         }
                     } else if (k == "y") {
+                        auto add = [&](const YAML::Node& y) {
+                            s.marks[id + ".y" + std::to_string(ps.y.size())] = mark_of(file, y);
+                            ps.y.push_back(scalar(file, y, "plot.y"));
+                        };
                         if (pv.IsSequence())
                             for (const auto& y : pv)
-                                ps.y.push_back(scalar(file, y, "plot.y"));
+                                add(y);
                         else
-                            ps.y.push_back(scalar(file, pv, "plot.y"));
+                            add(pv);
                     } else
                         fail(file, kv->first, "unknown plot key '" + k + "' (x, y, hue, logx, logy, title, file)");
                 }
@@ -486,106 +534,6 @@ std::string hash_hex(const std::string& text) {
         h *= 1099511628211ull;
     }
     return fmt::format("{:016x}", h);
-}
-
-nlohmann::ordered_json flatten(const nlohmann::json& value, const std::string& prefix) {
-    nlohmann::ordered_json out = nlohmann::ordered_json::object();
-    if (!value.is_object()) {
-        out[prefix.empty() ? "value" : prefix] = value;
-        return out;
-    }
-    for (auto& [k, v] : value.items()) {
-        std::string name = prefix.empty() ? k : prefix + "." + k;
-        if (v.is_object()) {
-            nlohmann::ordered_json sub = flatten(v, name);
-            for (auto it = sub.begin(); it != sub.end(); ++it)
-                out[it.key()] = it.value();
-        } else
-            out[name] = v;
-    }
-    return out;
-}
-
-nlohmann::ordered_json typed(const std::string& text) {
-    static const std::regex number(R"(^[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$)");
-    if (std::regex_match(text, number)) {
-        if (text.find_first_of(".eE") == std::string::npos && text.size() < 18)
-            return std::stoll(text);
-        errno = 0;
-        double v = std::strtod(text.c_str(), nullptr);
-        if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1))
-            return text;  // out of double's range: keep the text rather than throw
-        return v;
-    }
-    return text;
-}
-
-Table make_table(const std::vector<std::string>& axis_names, std::vector<nlohmann::ordered_json> records) {
-    std::sort(records.begin(), records.end(), [](const auto& a, const auto& b) {
-        return a.at("index").template get<size_t>() < b.at("index").template get<size_t>();
-    });
-    Table t;
-    t.columns = {"id", "status", "exit_code"};
-    for (auto& a : axis_names)
-        t.columns.push_back(a);
-    std::vector<std::string> figures;
-    for (auto& r : records)
-        if (r.contains("results"))
-            for (auto& [k, _] : r["results"].items())
-                if (std::find(figures.begin(), figures.end(), k) == figures.end() &&
-                    std::find(axis_names.begin(), axis_names.end(), k) == axis_names.end())
-                    figures.push_back(k);
-    t.columns.insert(t.columns.end(), figures.begin(), figures.end());
-    for (const char* c : {"simulated_ns", "sim_wall_s", "point_wall_s", "hash", "error"})
-        t.columns.push_back(c);
-    for (auto& r : records) {
-        nlohmann::ordered_json row = nlohmann::ordered_json::object();
-        for (auto& c : t.columns) {
-            if (r.contains("axes") && r["axes"].contains(c))
-                row[c] = typed(r["axes"][c].get<std::string>());
-            else if (r.contains("results") && r["results"].contains(c) &&
-                     std::find(figures.begin(), figures.end(), c) != figures.end())
-                row[c] = r["results"][c];
-            else if (r.contains(c) && c != "axes" && c != "results")
-                row[c] = r[c];
-            else
-                row[c] = nullptr;
-        }
-        t.rows.push_back(std::move(row));
-    }
-    return t;
-}
-
-std::string csv_escape(const std::string& field) {
-    if (field.find_first_of(",\"\n\r") == std::string::npos)
-        return field;
-    std::string out = "\"";
-    for (char c : field)
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
-std::string to_csv(const Table& t) {
-    std::string out;
-    for (size_t i = 0; i < t.columns.size(); ++i)
-        out += (i ? "," : "") + csv_escape(t.columns[i]);
-    out += "\n";
-    for (auto& r : t.rows) {
-        for (size_t i = 0; i < t.columns.size(); ++i) {
-            const auto& v = r[t.columns[i]];
-            std::string cell = v.is_null() ? "" : v.is_string() ? v.get<std::string>() : v.dump();
-            out += (i ? "," : "") + csv_escape(cell);
-        }
-        out += "\n";
-    }
-    return out;
-}
-
-std::string to_jsonl(const Table& t) {
-    std::string out;
-    for (auto& r : t.rows)
-        out += r.dump() + "\n";
-    return out;
 }
 
 } // namespace nctlm::sweep

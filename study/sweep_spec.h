@@ -2,7 +2,8 @@
 // Pure C++ (yaml-cpp, nlohmann::json, units): no SystemC, no processes; unit-tested directly.
 //
 //   name: b2b_channels
-//   platform: ../platforms/trn1.yaml     # relative to this file (else to the working directory)
+//   platform: ../platforms/trn1.yaml     # relative to this file (else to the working directory),
+//                                        # or a shipped name: trn1
 //   testbench: b2b
 //   workload: ../workloads/x.yaml        # optional
 //   set: {testbench.n: 16}               # applied to every point
@@ -26,6 +27,7 @@
 #include "models/common/config.h"
 
 #include <cstddef>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -82,6 +84,11 @@ struct Spec {
     std::vector<Override> overrides;
     std::vector<PlotSpec> plots;
     double timeout_s = 3600;
+    // "file:line:col" of what the spec names, for messages found after parsing (spec_check.h):
+    // each config key by its first mention, and "testbench", "platform", "workload", "name",
+    // "plot<i>.x", "plot<i>.y<j>", "plot<i>.hue", "plot<i>.file".
+    std::map<std::string, std::string> marks;
+    std::string at(const std::string& what) const;  // marks[what], else the file
 
     static Spec load(const std::string& path);  // throws ConfigError with file:line:col
     static Spec parse(const YAML::Node& doc, const std::string& file, const std::string& dir);
@@ -89,7 +96,8 @@ struct Spec {
     std::vector<Point> points() const;
     // How many points the grid has, without building them (saturates at SIZE_MAX).
     size_t count_points() const;
-    // A path from the spec: absolute, relative to the spec's directory, else to the working dir.
+    // A path from the spec: absolute, relative to the spec's directory, else to the working dir;
+    // a bare name that is neither is kept as a shipped config's name (trn1, gemm_32x3072x32).
     std::string resolve(const std::string& path) const;
 };
 
@@ -99,6 +107,9 @@ struct Slice {
     static Slice parse(const std::string& text);
     bool has(size_t point_index) const { return point_index % count == index; }
 };
+
+// A path from a spec that names a file in the output directory: relative, no `..` out of it.
+bool inside_output(const std::string& relative);
 
 // Stable 64-bit FNV-1a, hex: names a point's effective configuration for --resume.
 std::string hash_hex(const std::string& text);
@@ -110,15 +121,15 @@ nlohmann::ordered_json flatten(const nlohmann::json& value, const std::string& p
 nlohmann::ordered_json typed(const std::string& text);
 
 // One row per finished point, merged in index order into the result table. A row record is
-// what rows/<id>.json holds: {id, index, hash, status, exit_code, axes{}, results{}, simulated_ns,
-// sim_wall_s, point_wall_s, error}.
+// what rows/<id>.json holds: {id, index, hash, status, exit_code, axes{}, results{}, sim_time_ns
+// (simulated), host_time_s (the run's sc_start), point_host_time_s (the whole process), error}.
+// The table keeps 0.2's names simulated_ns, sim_wall_s, point_wall_s as trailing aliases.
 struct Table {
     std::vector<std::string> columns;
     std::vector<nlohmann::ordered_json> rows;  // flat: column -> value
 };
 Table make_table(const std::vector<std::string>& axis_names, std::vector<nlohmann::ordered_json> records);
-std::string to_csv(const Table& table);
+std::string to_csv(const Table& table);  // RFC 4180 (models/common/csv.h)
 std::string to_jsonl(const Table& table);
-std::string csv_escape(const std::string& field);
 
 } // namespace nctlm::sweep

@@ -1,10 +1,56 @@
-#include "apps/nctlm/study_math.h"
+#include "study/study_math.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 
 namespace nctlm::study {
+
+std::string figure_unit(const std::string& f) {
+    auto ends = [&](const char* suffix) {
+        std::string x(suffix);
+        return f.size() > x.size() && f.compare(f.size() - x.size(), x.size(), x) == 0;
+    };
+    // Longest first: gb_per_s also ends in _s.
+    for (auto [suffix, unit] : {std::pair{"gb_per_s", "GB/s"}, {"_gbps", "GB/s"}, {"_gbs", "GB/s"}, {"_bytes", "B"},
+                                {"_tflops", "TFLOP/s"}, {"_ns", "ns"}, {"_us", "us"}, {"_ms", "ms"}, {"_s", "s"}})
+        if (ends(suffix) || f == suffix || f == std::string(suffix).substr(1))
+            return unit;
+    for (const char* ratio : {"ratio", "efficiency", "fraction", "rate", "share"})
+        if (f.find(ratio) != std::string::npos)
+            return "1";
+    if (f == "bytes")
+        return "B";
+    if (f == "tflops")
+        return "TFLOP/s";
+    return "";
+}
+
+double swing(double f0, std::optional<double> f_down, std::optional<double> f_up) {
+    if ((!f_down && !f_up) || f0 == 0)
+        return 0;
+    double lo = f0, hi = f0;
+    for (auto f : {f_down, f_up})
+        if (f) {
+            lo = std::min(lo, *f);
+            hi = std::max(hi, *f);
+        }
+    return (hi - lo) / std::fabs(f0);
+}
+
+bool lopsided(double p0, double f0, std::optional<double> p_down, std::optional<double> f_down,
+              std::optional<double> p_up, std::optional<double> f_up, double floor) {
+    if (!p_down || !f_down || !p_up || !f_up || !(p0 > 0) || !(f0 > 0) || !(*p_down > 0) || !(*p_up > 0) ||
+        !(*f_down > 0) || !(*f_up > 0) || *p_down == p0 || *p_up == p0)
+        return false;
+    if (std::max(std::fabs(*f_down / f0 - 1), std::fabs(*f_up / f0 - 1)) < floor)
+        return false;
+    double down = std::log(*f_down / f0) / std::log(*p_down / p0), up = std::log(*f_up / f0) / std::log(*p_up / p0);
+    if ((down > 0 && up < 0) || (down < 0 && up > 0))
+        return true;
+    double big = std::max(std::fabs(down), std::fabs(up)), small = std::min(std::fabs(down), std::fabs(up));
+    return small < big / 3;
+}
 
 std::optional<double> elasticity(double p0, double f0, std::optional<double> p_down, std::optional<double> f_down,
                                  std::optional<double> p_up, std::optional<double> f_up) {

@@ -16,6 +16,21 @@ namespace nctlm::study {
 std::optional<double> elasticity(double p0, double f0, std::optional<double> p_down, std::optional<double> f_down,
                                  std::optional<double> p_up, std::optional<double> f_up);
 
+// The width of a tornado bar: the figure's spread over {down, base, up} relative to the base,
+// max - min over f0 (a fraction); 0 if no side ran.
+double swing(double f0, std::optional<double> f_down, std::optional<double> f_up);
+
+// A parameter whose response is far from linear over its two sides: the one-sided elasticities
+// (d ln figure / d ln parameter below and above the base) differ in sign, or the smaller is under a
+// third of the larger, while the figure moved by at least `floor` (a fraction) on some side. One
+// elasticity then misdescribes it; e.g. probe hbm.pc_bandwidth +-10 %: down -> +6.0 %, up -> -0.1 %.
+bool lopsided(double p0, double f0, std::optional<double> p_down, std::optional<double> f_down,
+              std::optional<double> p_up, std::optional<double> f_up, double floor = 0.005);
+
+// The unit of a headline figure from its name's suffix, as the plots read it: latency_ns -> "ns",
+// bandwidth_gbs / gb_per_s -> "GB/s", efficiency -> "1" (a ratio); "" if the name does not say.
+std::string figure_unit(const std::string& figure);
+
 // A reproducible generator (splitmix64): the same seed gives the same samples on every platform,
 // unlike std::uniform_real_distribution.
 class Rng {
