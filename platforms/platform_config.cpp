@@ -4,6 +4,12 @@
 
 namespace nctlm {
 
+namespace {
+// sim.timing: flow refuses NoC ports with this many credits or fewer: AT's bandwidth is then bound by
+// credits over the route's round trip, which the flow leaves out (docs/performance.md, "What flow refuses").
+constexpr uint32_t kFlowMinPortBuffer = 8;
+} // namespace
+
 const FieldList<ChipConfig>& ChipConfig::fields() {
     using C = ChipConfig;
     static const FieldList<C> f = {
@@ -12,6 +18,15 @@ const FieldList<ChipConfig>& ChipConfig::fields() {
         count("tiles", &C::tiles, nullptr, 1, 256, "NeuronCore tiles on the chip (trn1: 2, trn2: 8)")
             .documented("Trainium Architecture page (two NeuronCore-v2); Trainium2 Architecture page (eight "
                         "NeuronCore-v3)"),
+        count("chips", &C::chips, "1", 1, 64,
+              "chips joined by NeuronLink (link section); 1: a single chip, no links")
+            .setting("the platform's size: trn1.32xlarge and trn2.48xlarge have 16 chips (instance architecture "
+                     "pages); configs/platforms/trn1-16.yaml, trn2-16.yaml"),
+        count("chip_address_bit", &C::chip_address_bit, "44", 20, 62,
+              "chip c's memory is at c << chip_address_bit plus its local address, from every chip (memory pooling "
+              "over NeuronLink); chip 0's addresses are the local ones")
+            .setting("an address-map layout: 44 leaves 16 TiB per chip, above the 1 TiB + HBM of the "
+                     "stack-interleaved window"),
     };
     return f;
 }
@@ -33,6 +48,7 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
     c.dma = tree.load<DmaConfig>("dma");
     c.noc = tree.load<NocConfig>("noc");
     c.hbm = tree.load<HbmConfig>("hbm");
+    c.link = tree.load<LinkConfig>("link");
     c.pe = tree.load<PeConfig>("pe");
     c.host = tree.load<HostConfig>("host");
     c.sim = tree.load<SimConfig>("sim");
@@ -52,13 +68,36 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
                                             format_bytes(c.hbm.stack_capacity * c.hbm.stacks) + ")");
     if (auto problem = check_hbm(c.hbm))
         fail("hbm", problem->key, problem->message);
+    uint64_t local_top = std::max(c.hbm.stack_capacity * c.hbm.stacks,
+                                  c.hbm.interleaved_base ? c.hbm.interleaved_base + c.hbm.stack_capacity * c.hbm.stacks : 0);
+    if (local_top > (uint64_t(1) << c.platform.chip_address_bit))
+        fail("platform", "chip_address_bit",
+             "platform.chip_address_bit (" + std::to_string(c.platform.chip_address_bit) + ") is below a chip's own "
+                 "addresses (they reach " + format_bytes(local_top) + ")");
+    if ((uint64_t(c.platform.chips - 1) >> (63 - c.platform.chip_address_bit)) != 0)
+        fail("platform", "chip_address_bit", "platform.chips << platform.chip_address_bit does not fit 64 bits");
+    if (c.platform.chips > 1 && c.link.topology == ChipTopologyKind::Torus && c.platform.chips % c.link.torus_width != 0)
+        fail("link", "torus_width",
+             "link.torus_width (" + std::to_string(c.link.torus_width) + ") must divide platform.chips (" +
+                 std::to_string(c.platform.chips) + "): the torus has chips / torus_width rows");
     if (c.dma.queue_channels > c.dma.channels)
         fail("dma", "queue_channels", "dma.queue_channels cannot exceed dma.channels");
+    if (c.sim.timing == TimingMode::Flow && c.platform.chips > 1)  // docs/performance.md, "What flow refuses"
+        fail("sim", "timing",
+             "sim.timing: flow models one chip's DMA, NoC and HBM as flows and has no NeuronLink resources; "
+             "platform.chips is " + std::to_string(c.platform.chips) +
+                 ": run multi-chip platforms with --timing at or lt");
+    if (c.sim.timing == TimingMode::Flow && c.noc.port_buffer <= kFlowMinPortBuffer)
+        fail("noc", "port_buffer",
+             "sim.timing: flow does not model the NoC's credits; with noc.port_buffer " +
+                 std::to_string(c.noc.port_buffer) + " (at most " + std::to_string(kFlowMinPortBuffer) +
+                 ") they bound AT's bandwidth by the route's round trip (flow was off by up to 89 %); "
+                 "run it with --timing at or lt");
     return c;
 }
 
 const std::vector<std::string>& PlatformConfig::sections() {
-    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "pe", "host", "sim", "testbench", "workload", "kernel"};
+    static const std::vector<std::string> s = {"platform", "dma", "noc", "hbm", "link", "pe", "host", "sim", "testbench", "workload", "kernel"};
     return s;
 }
 
@@ -66,6 +105,7 @@ std::vector<FieldInfo> PlatformConfig::field_infos() {
     std::vector<FieldInfo> all;
     for (auto part : {nctlm::field_infos<ChipConfig>("platform"), nctlm::field_infos<DmaConfig>("dma"),
                       nctlm::field_infos<NocConfig>("noc"), nctlm::field_infos<HbmConfig>("hbm"),
+                      nctlm::field_infos<LinkConfig>("link"),
                       nctlm::field_infos<PeConfig>("pe"), nctlm::field_infos<HostConfig>("host"),
                       nctlm::field_infos<SimConfig>("sim")})
         all.insert(all.end(), part.begin(), part.end());

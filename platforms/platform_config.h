@@ -4,6 +4,7 @@
 #include "models/common/sim_config.h"
 #include "models/dma/dma_config.h"
 #include "models/hbm/hbm_config.h"
+#include "models/link/link_config.h"
 #include "models/host/host_config.h"
 #include "models/pe/pe_config.h"
 #include "models/noc/noc_config.h"
@@ -14,6 +15,8 @@ namespace nctlm {
 struct ChipConfig {
     std::string name;
     uint32_t tiles = 0;
+    uint32_t chips = 1;              // chips joined by NeuronLink (link section)
+    uint32_t chip_address_bit = 44;  // chip c's memory at c << chip_address_bit
     static const FieldList<ChipConfig>& fields();
 };
 
@@ -23,6 +26,7 @@ struct PlatformConfig {
     DmaConfig dma;
     NocConfig noc;
     HbmConfig hbm;
+    LinkConfig link;  // NeuronLink between chips (used when platform.chips > 1)
     PeConfig pe;
     HostConfig host;
     SimConfig sim;  // simulator switches (timing mode), optional in a platform file

@@ -1,4 +1,5 @@
 #include "testbenches/b2b/b2b.h"
+#include "testbenches/collective/collective.h"
 #include "testbenches/gemm/gemm.h"
 #include "testbenches/graph/graph.h"
 #include "testbenches/host/host.h"
@@ -38,6 +39,11 @@ std::vector<TestbenchInfo>& registry() {
          [] { return std::make_unique<GqaTestbench>(); },
          {param_section<GqaWorkload>("workload", "gqa workload: model shape and KV length "
                                                  "(configs/workloads/gqa_*.yaml)")}},
+        {"collective", "all_reduce / all_gather / reduce_scatter over N NeuronCores or chips (ring or tree): time, "
+                       "algbw and busbw as nccom-test defines them",
+         [] { return std::make_unique<CollectiveTestbench>(); },
+         {param_section<CollectiveTestbenchConfig>("testbench", "collective testbench: the collective and its ranks"),
+          param_section<CollectiveWorkload>("workload", "collective workload: size and element type")}},
         {"kernel", "a kernel program (docs/kernels.md; -w FILE.json or a shipped kernel) on the NeuronCores' engines: "
                    "wall, engine busy, DMA, HBM GB/s, TFLOPS, the bound",
          [] { return std::make_unique<KernelTestbench>(); },

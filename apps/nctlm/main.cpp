@@ -233,10 +233,11 @@ int cmd_validate(const std::vector<std::string>& args) {
 
 // Every section a key can be set in: the platform's, then each testbench's.
 std::vector<ParamSection> platform_sections() {
-    return {param_section<ChipConfig>("platform", "the chip as a whole"),
+    return {param_section<ChipConfig>("platform", "the platform as a whole: tiles per chip, chips"),
             param_section<DmaConfig>("dma", "DMA engine of each tile"),
             param_section<NocConfig>("noc", "network on chip"),
             param_section<HbmConfig>("hbm", "HBM stacks and controllers"),
+            param_section<LinkConfig>("link", "NeuronLink between chips (platform.chips > 1)"),
             param_section<PeConfig>("pe", "processing element of each tile"),
             param_section<HostConfig>("host", "host, PCIe and runtime"),
             param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt | flow) and quantum")};

@@ -193,9 +193,29 @@ ConfigTree ConfigTree::from_file(const std::string& path) {
     return t;
 }
 
-void ConfigTree::merge_file(const std::string& path) { merge_document(load_yaml_file(path), path); }
+void ConfigTree::merge_file(const std::string& path) { merge_file(path, 0); }
 
-void ConfigTree::merge_document(const YAML::Node& doc, const std::string& path) {
+void ConfigTree::merge_file(const std::string& path, int depth) {
+    YAML::Node doc = load_yaml_file(path);
+    if (first_file_.empty())
+        first_file_ = path;
+    if (doc.IsMap() && doc["extends"]) {
+        const YAML::Node base = doc["extends"];
+        if (!base.IsScalar() || base.Scalar().empty())
+            throw ConfigError(at_mark(path, base.Mark()) + ": 'extends' names one file (e.g. extends: trn2)");
+        if (depth >= 8)
+            throw ConfigError(at_mark(path, base.Mark()) + ": 'extends' nests more than 8 files deep (a cycle?)");
+        std::filesystem::path file = std::filesystem::path(path).parent_path() / base.Scalar();
+        if (!file.has_extension())
+            file += ".yaml";
+        merge_file(file.string(), depth + 1);
+    }
+    merge_sections(doc, path, true);
+}
+
+void ConfigTree::merge_document(const YAML::Node& doc, const std::string& path) { merge_sections(doc, path, false); }
+
+void ConfigTree::merge_sections(const YAML::Node& doc, const std::string& path, bool skip_extends) {
     if (first_file_.empty())
         first_file_ = path;
     if (doc.IsNull())
@@ -204,6 +224,8 @@ void ConfigTree::merge_document(const YAML::Node& doc, const std::string& path) 
         throw ConfigError(fmt::format("{}: the top level must be a map of sections", at_mark(path, doc.Mark())));
     for (auto it = doc.begin(); it != doc.end(); ++it) {
         std::string section = it->first.Scalar();
+        if (skip_extends && section == "extends")
+            continue;
         YAML::Node body = it->second;
         if (!root_[section] || !root_[section].IsMap() || !body.IsMap()) {
             root_[section] = body;

@@ -105,7 +105,9 @@ public:
     ConfigTree& operator=(ConfigTree&&) = default;
 
     static ConfigTree from_file(const std::string& path);  // throws ConfigError
-    void merge_file(const std::string& path);               // e.g. a workload file
+    // e.g. a workload file. A file whose top level has `extends: OTHER` (a file name beside it,
+    // ".yaml" implied) is OTHER merged first, then its own sections over it.
+    void merge_file(const std::string& path);
     void merge_document(const YAML::Node& doc, const std::string& name);  // from load_yaml_*
     void set(const std::string& assignment);                // "dma.channels=4"
 
@@ -143,6 +145,8 @@ private:
     std::string first_file_;                     // where a section nobody wrote belongs
     mutable nlohmann::json effective_ = nlohmann::json::object();
     [[noreturn]] void fail(const std::string& section, const std::string& key, const std::string& msg) const;
+    void merge_file(const std::string& path, int depth);
+    void merge_sections(const YAML::Node& doc, const std::string& name, bool skip_extends);
 };
 
 // ---- field builders -------------------------------------------------------------------------

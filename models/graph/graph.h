@@ -90,13 +90,15 @@ struct GraphOp {
 };
 
 // Where the graph runs: `tp` ranks per replica (tensor parallelism), `dp` replicas (data
-// parallelism), rank r of replica d on cores[d * tp + r] of each chip in `chips`. Multi-chip
-// placement is reserved: `chips` is [0] until platforms have several chips.
+// parallelism), rank r of replica d on NeuronCore cores[d * tp + r] of chip chips[d * tp + r]
+// (`chips` one entry: every rank on that chip). Ranks on different chips of a multi-chip platform
+// (docs/models/link.md) reach each other's HBM over NeuronLink.
 struct Placement {
     uint32_t tp = 1, dp = 1;
     std::vector<uint32_t> cores;  // tp x dp entries (default 0, 1, ...)
-    std::vector<uint32_t> chips = {0};
+    std::vector<uint32_t> chips = {0};  // one entry, or tp x dp
     uint32_t ranks() const { return tp * dp; }
+    uint32_t chip(uint32_t rank) const { return chips.size() == 1 ? chips[0] : chips.at(rank); }
 };
 
 struct Graph {

@@ -73,29 +73,32 @@ private:
             p.tp = uint32_t(whole(j["tp"], path + "/tp", 1, 4096, "tp is the tensor-parallel degree, 1..4096"));
         if (j.contains("dp"))
             p.dp = uint32_t(whole(j["dp"], path + "/dp", 1, 4096, "dp is the number of data-parallel replicas, 1..4096"));
-        if (j.contains("cores")) {
-            const json& c = array(j["cores"], path + "/cores");
-            std::set<uint32_t> seen;
-            for (size_t i = 0; i < c.size(); ++i) {
-                uint32_t core = uint32_t(whole(c[i], fmt::format("{}/cores/{}", path, i), 0, 65535, "a core index"));
-                if (!seen.insert(core).second)
-                    fail(fmt::format("{}/cores/{}", path, i), fmt::format("core {} listed twice", core));
-                p.cores.push_back(core);
-            }
-            if (p.cores.size() != p.ranks())
-                fail(path + "/cores", fmt::format("{} cores listed but tp x dp = {} x {} = {} ranks", p.cores.size(), p.tp,
-                                                  p.dp, p.ranks()));
-        } else {
-            for (uint32_t r = 0; r < p.ranks(); ++r)
-                p.cores.push_back(r);
-        }
         if (j.contains("chips")) {
             const json& c = array(j["chips"], path + "/chips");
             p.chips.clear();
             for (size_t i = 0; i < c.size(); ++i)
                 p.chips.push_back(uint32_t(whole(c[i], fmt::format("{}/chips/{}", path, i), 0, 65535, "a chip index")));
-            if (p.chips.empty())
-                fail(path + "/chips", "at least one chip");
+            if (p.chips.size() != 1 && p.chips.size() != p.ranks())
+                fail(path + "/chips", fmt::format("{} chips listed: one (every rank on it) or one per rank (tp x dp = {} x "
+                                                  "{} = {})",
+                                                  p.chips.size(), p.tp, p.dp, p.ranks()));
+        }
+        if (j.contains("cores")) {
+            const json& c = array(j["cores"], path + "/cores");
+            if (c.size() != p.ranks())
+                fail(path + "/cores", fmt::format("{} cores listed but tp x dp = {} x {} = {} ranks", c.size(), p.tp, p.dp,
+                                                  p.ranks()));
+            std::set<std::pair<uint32_t, uint32_t>> seen;  // (chip, core)
+            for (size_t i = 0; i < c.size(); ++i) {
+                uint32_t core = uint32_t(whole(c[i], fmt::format("{}/cores/{}", path, i), 0, 65535, "a core index"));
+                if (!seen.insert({p.chip(uint32_t(i)), core}).second)
+                    fail(fmt::format("{}/cores/{}", path, i),
+                         fmt::format("core {} of chip {} listed twice", core, p.chip(uint32_t(i))));
+                p.cores.push_back(core);
+            }
+        } else {
+            for (uint32_t r = 0; r < p.ranks(); ++r)
+                p.cores.push_back(r);
         }
     }
 

@@ -405,10 +405,12 @@ LoweredOp OpLowerer::run() {
 
 Lowering lower_graph(const Graph& g, const PlatformConfig& pc, KernelLibrary& library) {
     const Placement& p = g.placement;
-    if (p.chips.size() != 1 || p.chips[0] != 0)
-        throw GraphError(fmt::format("{}: /placement/chips: this platform is one chip (chip 0); placement over several "
-                                     "chips needs a multi-chip platform",
-                                     g.file));
+    for (size_t i = 0; i < p.chips.size(); ++i)
+        if (p.chips[i] >= pc.platform.chips)
+            throw GraphError(fmt::format("{}: /placement/chips/{}: chip {} but platform {} has {} chip{}{}", g.file, i,
+                                         p.chips[i], pc.platform.name, pc.platform.chips,
+                                         pc.platform.chips == 1 ? "" : "s",
+                                         pc.platform.chips == 1 ? " (a multi-chip platform: trn1-16, trn2-16)" : ""));
     for (size_t i = 0; i < p.cores.size(); ++i)
         if (p.cores[i] >= pc.platform.tiles)
             throw GraphError(fmt::format("{}: /placement/cores/{}: core {} but platform {} has {} NeuronCores (tp x dp = "

@@ -1,17 +1,27 @@
 #include "models/hbm/address_map.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace nctlm {
 
-AddressMap::AddressMap(const HbmConfig& c)
-    : stacks_(c.stacks), pcs_(c.pseudo_channels), capacity_(c.stack_capacity), interleave_(c.interleave),
+AddressMap::AddressMap(const HbmConfig& c, uint32_t chips, uint32_t chip_address_bit)
+    : chips_(chips), chip_bit_(chip_address_bit), stacks_(c.stacks), pcs_(c.pseudo_channels), capacity_(c.stack_capacity), interleave_(c.interleave),
       stack_interleave_(c.stack_interleave), interleaved_base_(c.interleaved_base), fold_(c.pc_hash == PcHash::Fold) {
     if (interleaved_base_ != 0 && interleaved_base_ < total_bytes())
         throw std::invalid_argument("hbm.interleaved_base overlaps the contiguous window");
+    if (chips_ == 0 || chip_bit_ < 20 || chip_bit_ > 62 || (uint64_t(chips_ - 1) >> (63 - chip_bit_)) != 0)
+        throw std::invalid_argument("platform.chip_address_bit leaves no room for the chips' indices");
+    uint64_t top = std::max(total_bytes(), interleaved_base_ == 0 ? 0 : interleaved_base_ + total_bytes());
+    if (top > (uint64_t(1) << chip_bit_))
+        throw std::invalid_argument("a chip's address windows reach past platform.chip_address_bit");
 }
 
-std::optional<HbmLocation> AddressMap::map(uint64_t address) const {
+std::optional<HbmLocation> AddressMap::map(uint64_t full_address) const {
+    const uint64_t chip = full_address >> chip_bit_;
+    if (chip >= chips_)
+        return std::nullopt;
+    const uint64_t address = full_address & ((uint64_t(1) << chip_bit_) - 1);
     uint32_t stack;
     uint64_t offset;
     if (address < total_bytes()) {
@@ -26,7 +36,7 @@ std::optional<HbmLocation> AddressMap::map(uint64_t address) const {
     } else {
         return std::nullopt;
     }
-    return HbmLocation{stack, pc_of(offset), offset};
+    return HbmLocation{uint32_t(chip), stack, pc_of(offset), offset};
 }
 
 uint32_t AddressMap::pc_of(uint64_t offset) const {

@@ -10,9 +10,9 @@
 namespace nctlm {
 
 HbmController::HbmController(sc_core::sc_module_name name, const HbmConfig& cfg, const AddressMap& map,
-                             uint32_t stack)
+                             uint32_t stack, uint32_t chip)
     : sc_module(name), socket("socket"), cfg_(cfg), map_(map), bank_map_(cfg), timing_(DramTiming::from(cfg)),
-      stack_(stack), pcs_(cfg.pseudo_channels), resp_peq_(this, &HbmController::queue_response),
+      stack_(stack), chip_(chip), pcs_(cfg.pseudo_channels), resp_peq_(this, &HbmController::queue_response),
       bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
       bytes_written_(stats().counter(std::string(this->name()) + ".bytes_written", "B")),
       bursts_(stats().counter(std::string(this->name()) + ".bursts", "")),
@@ -62,7 +62,7 @@ tlm::tlm_sync_enum HbmController::nb_transport_fw(tlm::tlm_generic_payload& p, t
     if (phase != tlm::BEGIN_REQ)
         return tlm::TLM_ACCEPTED;
     auto loc = map_.map(p.get_address());
-    if (!loc || loc->stack != stack_) {
+    if (!loc || loc->stack != stack_ || loc->chip != chip_) {
         refused_.add(1);
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return tlm::TLM_COMPLETED;

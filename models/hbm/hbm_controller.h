@@ -36,8 +36,10 @@ class HbmController : public sc_core::sc_module {
 public:
     tlm_utils::simple_target_socket<HbmController> socket;
 
-    // Keeps its own copies of the config and the address map.
-    HbmController(sc_core::sc_module_name name, const HbmConfig& cfg, const AddressMap& map, uint32_t stack);
+    // Keeps its own copies of the config and the address map. `chip`: the chip it belongs to (a
+    // request for another chip's address is refused like an address outside the map).
+    HbmController(sc_core::sc_module_name name, const HbmConfig& cfg, const AddressMap& map, uint32_t stack,
+                  uint32_t chip = 0);
 
     const SparseMemory& memory() const { return memory_; }
     // Seeds memory without simulated time (test set-up, workload images).
@@ -132,7 +134,7 @@ private:
     AddressMap map_;
     BankMap bank_map_;
     DramTiming timing_;
-    uint32_t stack_;
+    uint32_t stack_, chip_;
     std::vector<Pc> pcs_;
     std::vector<Slot> slots_;
     std::vector<uint64_t> free_slots_;

@@ -40,7 +40,7 @@ void HbmController::enable_loosely_timed() {
 void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const double arrival = now_ns() + ns(delay);
     auto loc = map_.map(p.get_address());
-    if (!loc || loc->stack != stack_) {
+    if (!loc || loc->stack != stack_ || loc->chip != chip_) {
         refused_.add(1);
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;

@@ -9,26 +9,35 @@
 
 namespace nctlm {
 
-Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& map, uint32_t tiles)
-    : sc_module(name), tile_sockets("tile_sockets"), stack_sockets("stack_sockets"), cfg_(cfg), map_(map),
-      topology_(tiles, map.stacks()), hop_ns_(cfg.hop_latency().ns), ports_(map.stacks()), tile_responses_(tiles),
-      req_peq_(this, &Noc::deliver_request), resp_peq_(this, &Noc::deliver_response),
+Noc::Noc(sc_core::sc_module_name name, const NocConfig& cfg, const AddressMap& map, uint32_t tiles,
+         const ChipTopology* chips, uint32_t chip)
+    : sc_module(name), tile_sockets("tile_sockets"), stack_sockets("stack_sockets"), link_sockets("link_sockets"),
+      cfg_(cfg), map_(map), chips_(chips ? std::optional<ChipTopology>(*chips) : std::nullopt), chip_(chip),
+      tiles_(tiles), stacks_(map.stacks()), topology_(tiles, map.stacks(), chips ? chips->ports() : 0),
+      hop_ns_(cfg.hop_latency().ns),
+      ports_(map.stacks() + topology_.link_ports() * kVirtualChannels),
+      tile_responses_(tiles + topology_.link_ports() * kVirtualChannels), req_peq_(this, &Noc::deliver_request),
+      resp_peq_(this, &Noc::deliver_response),
       address_errors_(stats().counter(std::string(this->name()) + ".address_errors", "")),
       bursts_(stats().counter(std::string(this->name()) + ".bursts", "")) {
     tile_sockets.register_nb_transport_fw(this, &Noc::fw_from_tile);
     stack_sockets.register_nb_transport_bw(this, &Noc::bw_from_stack);
+    link_sockets.register_nb_transport_bw(this, &Noc::bw_from_link);
     for (size_t l = 0; l < topology_.links(); ++l) {
         LinkKind k = topology_.kind(l);
         bool ring = k == LinkKind::RingClockwise || k == LinkKind::RingCounter;
         links_.push_back({LinkSchedule(ring ? cfg.ring_bandwidth : cfg.link_bandwidth),
                           nctlm::trace().enabled() ? nctlm::trace().track(this->name(), topology_.link_name(l)) : -1});
     }
-    for (uint32_t s = 0; s < ports_.size(); ++s) {
-        std::string base = fmt::format("{}.stack{}_port", this->name(), s);
-        ports_[s].credits = cfg.port_buffer;
-        ports_[s].occupancy.register_as(base);
-        ports_[s].occupancy.track.open(this->name(), fmt::format("stack{} port credits in use", s));
-        ports_[s].wait_ns = &stats().histogram(base + ".wait_ns", "ns");
+    for (uint32_t d = 0; d < ports_.size(); ++d) {
+        std::string what = d < stacks_ ? fmt::format("stack{}", d)
+                                       : fmt::format("link{}_vc{}", (d - stacks_) / kVirtualChannels,
+                                                     (d - stacks_) % kVirtualChannels);
+        std::string base = fmt::format("{}.{}_port", this->name(), what);
+        ports_[d].credits = cfg.port_buffer;
+        ports_[d].occupancy.register_as(base);
+        ports_[d].occupancy.track.open(this->name(), what + " port credits in use");
+        ports_[d].wait_ns = &stats().histogram(base + ".wait_ns", "ns");
     }
 }
 
@@ -55,6 +64,39 @@ double Noc::traverse(const std::vector<uint32_t>& route, tlm::tlm_generic_payloa
     return first_end;
 }
 
+std::optional<uint32_t> Noc::destination(tlm::tlm_generic_payload& p) {
+    auto loc = map_.map(p.get_address());
+    if (!loc)
+        return std::nullopt;
+    if (loc->chip == chip_)
+        return loc->stack;
+    if (!chips_)
+        return std::nullopt;
+    LinkRouteExt* r = p.get_extension<LinkRouteExt>();
+    if (!r) {  // leaving its own chip: the whole route, fixed now (the dateline rule spans it)
+        if (spare_routes_.empty())
+            spare_routes_.push_back(std::make_unique<LinkRouteExt>());
+        r = spare_routes_.back().release();
+        spare_routes_.pop_back();
+        r->source_chip = chip_;
+        r->dest_chip = loc->chip;
+        r->route = chips_->route(chip_, loc->chip);
+        r->hop = 0;
+        r->saved.clear();
+        p.set_extension(r);
+    }
+    const ChipTopology::Hop& h = r->next();
+    return stacks_ + h.port * kVirtualChannels + h.vc;
+}
+
+void Noc::release_route_ext(tlm::tlm_generic_payload& p) {
+    LinkRouteExt* r = p.get_extension<LinkRouteExt>();
+    if (!r || r->source_chip != chip_ || r->hop != 0)
+        return;
+    p.clear_extension(r);
+    spare_routes_.emplace_back(r);
+}
+
 tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                      sc_core::sc_time& delay) {
     if (phase == tlm::END_RESP) {
@@ -64,8 +106,8 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
     }
     if (phase != tlm::BEGIN_REQ)
         return tlm::TLM_ACCEPTED;
-    auto loc = map_.map(p.get_address());
-    if (!loc) {
+    auto dest = destination(p);
+    if (!dest) {
         address_errors_.add(1);
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return tlm::TLM_COMPLETED;
@@ -74,8 +116,8 @@ tlm::tlm_sync_enum Noc::fw_from_tile(int tile, tlm::tlm_generic_payload& p, tlm:
     double now = now_ns() + ns(delay);
     TransferExt* x = routing_ext(p, now);
     x->src_tile = uint32_t(tile);
-    x->stack = loc->stack;
-    Port& port = ports_[loc->stack];
+    x->stack = *dest;
+    Port& port = ports_[*dest];
     port.occupancy.sample(cfg_.port_buffer - port.credits + port.waiting.size());
     if (port.credits == 0 || !port.waiting.empty()) {
         port.waiting.push_back({tile, &p, x, now});
@@ -117,7 +159,8 @@ double Noc::book_request(tlm::tlm_generic_payload& p, TransferExt& x, double rea
     if (p.is_read())
         x.head_ns = x.tail_ns = ready_ns;  // only a header travels
     double bytes = double(cfg_.request_bytes) + (p.is_write() ? p.get_data_length() : 0);
-    return traverse(topology_.request_route(x.src_tile, x.stack), p, x, bytes, false);
+    return traverse(topology_.request_route(topology_initiator(x.src_tile), topology_dest(x.stack)), p, x, bytes,
+                    false);
 }
 
 double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns) {
@@ -127,31 +170,31 @@ double Noc::inject(tlm::tlm_generic_payload& p, TransferExt& x, double ready_ns)
 }
 
 void Noc::deliver_request(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
-    uint32_t stack = ext<TransferExt>(p).stack;
-    ports_[stack].ready.push_back(&p);
-    send_to_stack(stack);
+    uint32_t dest = ext<TransferExt>(p).stack;
+    ports_[dest].ready.push_back(&p);
+    send_to_dest(dest);
 }
 
-void Noc::send_to_stack(uint32_t stack) {
-    Port& port = ports_[stack];
+void Noc::send_to_dest(uint32_t dest) {
+    Port& port = ports_[dest];
     while (!port.controller_busy && !port.ready.empty()) {
         tlm::tlm_generic_payload& p = *port.ready.front();
         port.ready.pop_front();
         tlm::tlm_phase phase = tlm::BEGIN_REQ;
         sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-        tlm::tlm_sync_enum s = stack_sockets[int(stack)]->nb_transport_fw(p, phase, delay);
+        tlm::tlm_sync_enum s = dest_socket(dest)->nb_transport_fw(p, phase, delay);
         if (s == tlm::TLM_ACCEPTED) {
             port.controller_busy = true;  // its queue is full: END_REQ comes later
             return;
         }
-        credit_returned(stack);
+        credit_returned(dest);
         if (s == tlm::TLM_COMPLETED)  // refused (address or burst error): answer the tile now
             deliver_response(p, tlm::BEGIN_RESP);
     }
 }
 
-void Noc::credit_returned(uint32_t stack) {
-    Port& port = ports_[stack];
+void Noc::credit_returned(uint32_t dest) {
+    Port& port = ports_[dest];
     ++port.credits;
     port.occupancy.level(cfg_.port_buffer - port.credits, cfg_.port_buffer, now_ns());
     if (port.waiting.empty())
@@ -170,17 +213,26 @@ void Noc::credit_returned(uint32_t stack) {
 
 tlm::tlm_sync_enum Noc::bw_from_stack(int stack, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
                                       sc_core::sc_time&) {
+    return bw_from_dest(uint32_t(stack), p, phase);
+}
+
+tlm::tlm_sync_enum Noc::bw_from_link(int channel, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase,
+                                     sc_core::sc_time&) {
+    return bw_from_dest(stacks_ + uint32_t(channel), p, phase);
+}
+
+tlm::tlm_sync_enum Noc::bw_from_dest(uint32_t dest, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase) {
     if (phase == tlm::END_REQ) {
-        ports_[size_t(stack)].controller_busy = false;
-        credit_returned(uint32_t(stack));
-        send_to_stack(uint32_t(stack));
+        ports_[dest].controller_busy = false;
+        credit_returned(dest);
+        send_to_dest(dest);
         return tlm::TLM_ACCEPTED;
     }
     if (phase != tlm::BEGIN_RESP)
         return tlm::TLM_ACCEPTED;
     TransferExt& x = ext<TransferExt>(p);
     double bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
-    traverse(topology_.response_route(uint32_t(stack), x.src_tile), p, x, bytes, true);
+    traverse(topology_.response_route(topology_dest(dest), topology_initiator(x.src_tile)), p, x, bytes, true);
     resp_peq_.notify_at(p, tlm::BEGIN_RESP, x.tail_ns);
     phase = tlm::END_RESP;
     return tlm::TLM_UPDATED;
@@ -190,6 +242,8 @@ void Noc::deliver_response(tlm::tlm_generic_payload& p, const tlm::tlm_phase&) {
     TransferExt* x = p.get_extension<TransferExt>();
     uint32_t tile = x->src_tile;
     release_routing_ext(p, x);
+    if (tile < tiles_)
+        release_route_ext(p);
     tile_responses_[tile].pending.push_back(&p);
     send_to_tile(tile);
 }

@@ -20,10 +20,13 @@ void Noc::enable_loosely_timed() {
     tile_sockets.register_b_transport(this, &Noc::b_transport_lt);
 }
 
+// A request for another chip goes to its link port's virtual channel as to a stack: the link's
+// b_transport carries it to the next chip's NoC and returns when the response is back at the port.
+
 void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     const double kernel_now = now_ns(), t = kernel_now + ns(delay);
-    auto loc = map_.map(p.get_address());
-    if (!loc) {
+    auto dest = destination(p);
+    if (!dest) {
         address_errors_.add(1);
         p.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
@@ -31,8 +34,8 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     bursts_.add(1);
     TransferExt* x = routing_ext(p, t);  // a plain payload's is removed before returning
     x->src_tile = uint32_t(tile);
-    x->stack = loc->stack;
-    Port& port = ports_[loc->stack];
+    x->stack = *dest;
+    Port& port = ports_[*dest];
     port.occupancy.sample(port.lt_present.advance(t));  // as under AT: credits held + requests waiting
     port.lt_held.advance(t);
     double inject = std::max(t, port.lt_credits.earliest());
@@ -43,7 +46,7 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     double arrival = std::max(inject, x->tail_ns);
     x->accept_ns = 0;
     sc_core::sc_time to_stack = until(arrival);
-    stack_sockets[int(loc->stack)]->b_transport(p, to_stack);
+    dest_socket(*dest)->b_transport(p, to_stack);
     // The controller accepted it (accept_ns; at once when it does not say): the credit is back.
     const double credit_back = std::max(arrival, x->accept_ns);
     port.lt_credits.book_earliest(credit_back);
@@ -52,13 +55,16 @@ void Noc::b_transport_lt(int tile, tlm::tlm_generic_payload& p, sc_core::sc_time
     double at_tile;
     if (p.get_response_status() == tlm::TLM_OK_RESPONSE) {
         double resp_bytes = p.is_read() ? double(p.get_data_length()) : double(cfg_.request_bytes);
-        traverse(topology_.response_route(loc->stack, x->src_tile), p, *x, resp_bytes, true);
+        traverse(topology_.response_route(topology_dest(*dest), topology_initiator(x->src_tile)), p, *x, resp_bytes,
+                 true);
         at_tile = x->tail_ns;
     } else {  // refused by the controller: answered where it stands, as the AT path does
         at_tile = credit_back;
     }
     x->accept_ns = accepted;
     release_routing_ext(p, x);
+    if (uint32_t(tile) < tiles_)
+        release_route_ext(p);
     delay = until(at_tile);
 }
 

@@ -5,8 +5,10 @@
 
 namespace nctlm {
 
-// Link ids: [tile up][tile down][stack down][stack up][ring cw][ring ccw], each block in index order.
-Topology::Topology(uint32_t tiles, uint32_t stacks) : tiles_(tiles), stacks_(stacks) {
+// Link ids: [tile up][tile down][stack down][stack up][ring cw][ring ccw][router to port][port to
+// router], each block in index order (a one-chip NoC has no port links: its ids are as before).
+Topology::Topology(uint32_t tiles, uint32_t stacks, uint32_t link_ports)
+    : tiles_(tiles), stacks_(stacks), ports_(link_ports) {
     if (tiles == 0 || stacks == 0)
         throw std::invalid_argument("a NoC needs at least one tile and one stack");
     auto add = [&](LinkKind k, uint32_t n) {
@@ -21,26 +23,29 @@ Topology::Topology(uint32_t tiles, uint32_t stacks) : tiles_(tiles), stacks_(sta
     add(LinkKind::StackToRouter, stacks);
     add(LinkKind::RingClockwise, stacks);
     add(LinkKind::RingCounter, stacks);
-    request_.resize(size_t(tiles) * stacks);
-    response_.resize(size_t(tiles) * stacks);
-    for (uint32_t t = 0; t < tiles; ++t)
-        for (uint32_t s = 0; s < stacks; ++s) {
-            auto& req = request_[t * stacks + s];
-            req.push_back(id(LinkKind::TileToRouter, t));
-            for (uint32_t l : ring_path(router_of_tile(t), s))
+    add(LinkKind::RouterToPort, link_ports);
+    add(LinkKind::PortToRouter, link_ports);
+    const uint32_t inits = tiles + link_ports, dests = stacks + link_ports;
+    request_.resize(size_t(inits) * dests);
+    response_.resize(size_t(inits) * dests);
+    for (uint32_t i = 0; i < inits; ++i)
+        for (uint32_t d = 0; d < dests; ++d) {
+            auto& req = request_[i * dests + d];
+            req.push_back(i < tiles ? id(LinkKind::TileToRouter, i) : id(LinkKind::PortToRouter, i - tiles));
+            for (uint32_t l : ring_path(router_of_initiator(i), router_of_dest(d)))
                 req.push_back(l);
-            req.push_back(id(LinkKind::RouterToStack, s));
-            auto& resp = response_[t * stacks + s];
-            resp.push_back(id(LinkKind::StackToRouter, s));
-            for (uint32_t l : ring_path(s, router_of_tile(t)))
+            req.push_back(d < stacks ? id(LinkKind::RouterToStack, d) : id(LinkKind::RouterToPort, d - stacks));
+            auto& resp = response_[i * dests + d];
+            resp.push_back(d < stacks ? id(LinkKind::StackToRouter, d) : id(LinkKind::PortToRouter, d - stacks));
+            for (uint32_t l : ring_path(router_of_dest(d), router_of_initiator(i)))
                 resp.push_back(l);
-            resp.push_back(id(LinkKind::RouterToTile, t));
+            resp.push_back(i < tiles ? id(LinkKind::RouterToTile, i) : id(LinkKind::RouterToPort, i - tiles));
         }
 }
 
 uint32_t Topology::id(LinkKind k, uint32_t index) const {
     uint32_t base = 0;
-    const uint32_t sizes[] = {tiles_, tiles_, stacks_, stacks_, stacks_, stacks_};
+    const uint32_t sizes[] = {tiles_, tiles_, stacks_, stacks_, stacks_, stacks_, ports_, ports_};
     for (int i = 0; i < int(k); ++i)
         base += sizes[i];
     return base + index;
@@ -73,6 +78,8 @@ std::string Topology::link_name(size_t link) const {
     case LinkKind::StackToRouter: return fmt::format("stack{}_to_router", i);
     case LinkKind::RingClockwise: return fmt::format("ring{}_cw", i);
     case LinkKind::RingCounter: return fmt::format("ring{}_ccw", i);
+    case LinkKind::RouterToPort: return fmt::format("router_to_link{}", i);
+    case LinkKind::PortToRouter: return fmt::format("link{}_to_router", i);
     }
     return "?";
 }

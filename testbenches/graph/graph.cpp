@@ -47,16 +47,22 @@ void GraphTestbench::configure(const ConfigTree& tree) {
         throw ConfigError("testbench 'graph' needs an op graph: -w GRAPH.json (docs/models.md), e.g. from "
                           "`nctlm model --hf-config llama-3.1-8b ... -o graph.json` or `nctlm import-onnx`");
     pc_ = PlatformConfig::load(tree);
+    if (pc_.sim.timing == TimingMode::Flow)  // docs/performance.md, "What flow refuses"
+        throw ConfigError(tree.where("sim", "timing") +
+                          ": testbench 'graph' does not run under sim.timing: flow: its latency was 23 % above AT's "
+                          "(mlp_tp2 on trn2), beyond the 5 % flow holds; run it with --timing at or lt");
     try {
         graph_ = graph::Graph::load(file_);
         graph::KernelLibrary library;
         lowering_ = graph::lower_graph(graph_, pc_, library);
-        // Each rank's tensors in the stack next to its core.
+        // Each rank's tensors in the stack next to its core, on its chip (stacks numbered over the
+        // platform: chip x stacks + stack).
         Topology topo(pc_.platform.tiles, pc_.hbm.stacks);
         graph::HbmTarget target;
-        for (uint32_t core : graph_.placement.cores)
-            target.rank_stack.push_back(topo.router_of_tile(core));
-        target.stacks = pc_.hbm.stacks;
+        for (uint32_t i = 0; i < graph_.placement.ranks(); ++i)
+            target.rank_stack.push_back(graph_.placement.chip(i) * pc_.hbm.stacks +
+                                        topo.router_of_tile(graph_.placement.cores[i]));
+        target.stacks = pc_.platform.chips * pc_.hbm.stacks;
         target.capacity = pc_.hbm.stack_capacity;
         target.align = uint64_t(pc_.hbm.interleave) * pc_.hbm.pseudo_channels;
         rank_stack_ = target.rank_stack;
@@ -82,6 +88,7 @@ void GraphTestbench::configure(const ConfigTree& tree) {
         for (uint32_t i = 0; i < pl.tp; ++i) {
             Rank& r = ranks_.emplace_back();
             r.core = pl.cores[d * pl.tp + i];
+            r.chip = pl.chip(d * pl.tp + i);
             r.replica = d;
             r.index = i;
             r.ops.resize(lowering_.ops.size());
@@ -105,7 +112,8 @@ void GraphTestbench::build(Platform& p) {
                         uint32_t rank = d * pl.tp + i;
                         uint64_t offset = b.tensor >= 0 ? plan_.tensor[size_t(b.tensor)][rank] + b.offset
                                                         : plan_.scratch[op][c][size_t(b.scratch)][rank];
-                        at.push_back(p.stack_address(rank_stack_[rank], offset));
+                        const uint32_t stacks = p.config.hbm.stacks;
+                        at.push_back(p.stack_address(rank_stack_[rank] / stacks, rank_stack_[rank] % stacks, offset));
                     }
                     bases.push_back(at);
                 }
@@ -114,22 +122,28 @@ void GraphTestbench::build(Platform& p) {
         }
     for (size_t i = 0; i < ranks_.size(); ++i) {
         Rank& r = ranks_[i];
-        std::string pe = p.tiles[r.core].pe.name();
+        Chip& chip = p.chip(r.chip);
+        std::string pe = chip.tiles[r.core].pe.name();
         for (int e = 0; e < kEngines; ++e)
             r.busy[size_t(e)] = &stats().counter(pe + kEngineStats[e], "ns");
-        std::string hbm = p.hbm[rank_stack_[i]]->name(), dma = p.tiles[r.core].dma.name();
+        std::string hbm = chip.hbm[rank_stack_[i] % p.config.hbm.stacks]->name(), dma = chip.tiles[r.core].dma.name();
         r.hbm_read = &stats().counter(hbm + ".bytes_read", "B");
         r.hbm_written = &stats().counter(hbm + ".bytes_written", "B");
         r.dma_read = &stats().counter(dma + ".bytes_read", "B");
         r.dma_written = &stats().counter(dma + ".bytes_written", "B");
         if (trace().enabled())
-            r.track = trace().track(fmt::format("graph core {}", r.core), "ops");
-        sc_core::sc_spawn([this, &p, &r] { run_rank(p, r); }, fmt::format("graph_rank{}", r.core).c_str());
+            r.track = trace().track(p.chips() > 1 ? fmt::format("graph chip {} core {}", r.chip, r.core)
+                                                  : fmt::format("graph core {}", r.core),
+                                    "ops");
+        sc_core::sc_spawn([this, &p, &r] { run_rank(p, r); },
+                          fmt::format("graph_rank{}", p.chips() > 1 ? fmt::format("{}_{}", r.chip, r.core)
+                                                                    : std::to_string(r.core))
+                              .c_str());
     }
 }
 
 void GraphTestbench::run_rank(Platform& p, Rank& r) {
-    ProcessingElement& pe = p.tiles[r.core].pe;
+    ProcessingElement& pe = p.chip(r.chip).tiles[r.core].pe;
     Group& group = groups_[r.replica];
     for (size_t op = 0; op < lowering_.ops.size(); ++op) {
         OpRecord& rec = r.ops[op];
@@ -206,7 +220,10 @@ nlohmann::json GraphTestbench::results() const {
     r["file"] = file_;
     r["platform"] = pc_.platform.name;
     r["phase"] = graph_.phase;
-    r["placement"] = {{"tp", graph_.placement.tp}, {"dp", graph_.placement.dp}, {"cores", graph_.placement.cores}};
+    r["placement"] = {{"tp", graph_.placement.tp},
+                      {"dp", graph_.placement.dp},
+                      {"cores", graph_.placement.cores},
+                      {"chips", graph_.placement.chips}};
     if (finished_ != ranks_.size()) {
         r["error"] = "the graph did not finish";
         return r;
@@ -319,13 +336,19 @@ nlohmann::json GraphTestbench::results() const {
             busy[kEngineNames[e]] = b;
             util[kEngineNames[e]] = total > 0 ? b / total : 0;
         }
-        cores.push_back({{"core", rk.core}, {"replica", rk.replica}, {"rank", rk.index}, {"busy_ns", busy}, {"utilization", util},
+        cores.push_back({{"chip", rk.chip}, {"core", rk.core}, {"replica", rk.replica}, {"rank", rk.index}, {"busy_ns", busy}, {"utilization", util},
                          {"end_ns", rk.ops.empty() ? 0.0 : rk.ops.back().end}});
     }
     r["cores"] = cores;
     json stacks = json::array();
-    for (size_t s = 0; s < plan_.peak.size(); ++s)
-        stacks.push_back({{"stack", s}, {"persistent_bytes", plan_.persistent[s]}, {"peak_bytes", plan_.peak[s]}});
+    for (size_t s = 0; s < plan_.peak.size(); ++s) {
+        if (pc_.platform.chips > 1 && plan_.peak[s] == 0)
+            continue;  // a multi-chip platform: only the stacks the graph uses
+        stacks.push_back({{"chip", s / pc_.hbm.stacks},
+                          {"stack", s % pc_.hbm.stacks},
+                          {"persistent_bytes", plan_.persistent[s]},
+                          {"peak_bytes", plan_.peak[s]}});
+    }
     r["hbm"] = stacks;
     int layers = 0;
     for (auto& o : graph_.ops)
@@ -344,6 +367,11 @@ std::string GraphTestbench::summary() const {
                                 graph_.placement.dp);
     for (uint32_t c : graph_.placement.cores)
         s += fmt::format(" {}", c);
+    if (pc_.platform.chips > 1) {
+        s += ", chips";
+        for (uint32_t c : graph_.placement.chips)
+            s += fmt::format(" {}", c);
+    }
     s += fmt::format("): {} ops, {} kernel calls\n", graph_.ops.size(), [&] {
         size_t n = 0;
         for (auto& lo : lowering_.ops)

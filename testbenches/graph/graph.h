@@ -48,7 +48,7 @@ private:
         sc_core::sc_event open;
     };
     struct Rank {
-        uint32_t core = 0, replica = 0, index = 0;  // index: rank within its replica
+        uint32_t chip = 0, core = 0, replica = 0, index = 0;  // index: rank within its replica
         std::vector<OpRecord> ops;                 // per lowered op
         bool finished = false;
         std::array<Counter*, kEngines> busy{};
@@ -68,7 +68,7 @@ private:
     std::vector<std::vector<std::vector<KernelLaunch>>> launches_;
     std::deque<Rank> ranks_;
     std::deque<Group> groups_;
-    std::vector<uint32_t> rank_stack_;
+    std::vector<uint32_t> rank_stack_;  // chip x stacks + the stack next to the rank's core
     double stack_peak_ = 0, dma_peak_ = 0;  // bytes/ns: one stack, one core's DMA engines
     uint32_t finished_ = 0;
 };

@@ -85,8 +85,11 @@ void KernelTestbench::configure(const ConfigTree& tree) {
             args[program_->arg_names[i]] = program_->arg_values[i];
         try {
             roofline_ = analytic::kernel_roofline(program_->name, args, pc.pe, pc.dma, pc.hbm);
-        } catch (const std::invalid_argument&) {
-            // Arguments the library kernel does not take: the run reports what goes wrong.
+        } catch (const std::invalid_argument& e) {
+            // Arguments outside the library kernel's requirements (C not a multiple of 512, ...):
+            // its loops would silently leave the remainder out.
+            throw ConfigError(fmt::format("{}: {} (docs/kernels.md lists each library kernel's requirements)",
+                                          file_.empty() ? program_->name : file_, e.what()));
         }
     }
     instances_.clear();

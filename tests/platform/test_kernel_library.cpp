@@ -155,3 +155,15 @@ TEST(KernelLibrary, RowKernelsFitSbufUpToTheDocumentedWidths) {
         }
     }
 }
+
+// A library kernel run with arguments outside its requirements is refused (exit 2 naming the
+// argument), not run with the remainder silently left out of its loops.
+TEST(KernelLibrary, ArgumentsOutsideTheRequirementsAreRefused) {
+    for (auto [kernel, set, says] : {std::tuple{"gqa_decode", "kernel.C=1000", "C must be a multiple of 512"},
+                                     std::tuple{"gqa_decode", "kernel.PAIRS=48", "PAIRS must be a multiple"},
+                                     std::tuple{"gemm", "kernel.M=1000", "M, N and K must be multiples of BM, BN and BK"}}) {
+        test::CliResult r = test::run_cli(fmt::format("run -p trn2 -t kernel -w {} --set {} -q", kernel, set));
+        EXPECT_EQ(r.exit_code, 2) << kernel << " " << set;
+        EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    }
+}

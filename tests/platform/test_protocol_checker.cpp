@@ -194,6 +194,35 @@ TEST(ProtocolChecker, GemmOnTinyUnderLtIsCleanOnEveryBinding) {
     expect_gemm_on_tiny_clean_on_every_binding({"sim.timing=lt"});
 }
 
+// Multi-chip: every NoC-to-link, link-to-NoC binding (both virtual channels) carries a checker; a
+// ring and a tree all-reduce over four chips (the tree routes over two hops) run clean, AT and LT.
+static void expect_collective_over_chips_clean(const std::vector<std::string>& extra) {
+    std::vector<std::string> sets = {"platform.chips=4", "link.torus_width=2", "testbench.ranks=4",
+                                     "workload.size=256 KiB"};
+    sets.insert(sets.end(), extra.begin(), extra.end());
+    RunOutcome out = test::run_testbench("tiny", "collective", sets);
+    EXPECT_TRUE(out.errors.empty()) << out.errors.front();
+    uint64_t link_calls = 0;
+    for (auto* c : ProtocolChecker::all()) {
+        EXPECT_EQ(c->violations(), 0u) << c->name();
+        if (std::string(c->name()).find("link") != std::string::npos)
+            link_calls += c->calls();
+    }
+    EXPECT_GT(link_calls, 1000u);
+}
+
+TEST(ProtocolChecker, CollectiveOverChipsIsCleanOnEveryBinding) {
+    if (!kProtocolCheck)
+        GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
+    expect_collective_over_chips_clean({});
+}
+
+TEST(ProtocolChecker, TreeCollectiveOverChipsUnderLtIsCleanOnEveryBinding) {
+    if (!kProtocolCheck)
+        GTEST_SKIP() << "built without NCTLM_PROTOCOL_CHECK (the asan preset turns it on)";
+    expect_collective_over_chips_clean({"testbench.algorithm=tree", "sim.timing=lt"});
+}
+
 // The traffic testbench's own generator (path=hbm) binds straight to a controller: through
 // nctlm::bind its transactions are checked too (they were not before issue 23).
 TEST(ProtocolChecker, TrafficGeneratorOnTheHbmPathIsChecked) {

@@ -77,7 +77,7 @@ class Describe(unittest.TestCase):
 
     def test_names(self):
         self.assertIn("probe", nctlm.testbenches())
-        self.assertEqual(nctlm.platforms(), ["tiny", "trn1", "trn2"])
+        self.assertEqual(nctlm.platforms(), ["tiny", "trn1", "trn1-16", "trn2", "trn2-16"])
         self.assertIn("gemm_32x3072x32", nctlm.workloads())
         self.assertRegex(nctlm.version(), r"^\d+\.\d+\.\d+$")
 

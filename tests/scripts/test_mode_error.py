@@ -62,7 +62,7 @@ class MissingHeadline(unittest.TestCase):
         self.assertIn("efficiency (AT)", cmp["stderr"][0])
 
     def test_testbench_without_headline_fails(self):
-        c = me.case("graph x trn2", "trn2", "graph", "x", tags=["shipped"])
+        c = me.case("newbench x trn2", "trn2", "newbench", "x", tags=["shipped"])
         cmp = me.compare(c, run({"sim_time_ns": 1.0}), run({"sim_time_ns": 1.0}))
         self.assertTrue(cmp["failed"])
         self.assertIn("no headline figure", cmp["stderr"][0])

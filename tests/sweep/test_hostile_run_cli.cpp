@@ -183,7 +183,7 @@ TEST(HostileRun, SetSectionTypoSuggestsHbmNotDma) {
 TEST(HostileRun, UnknownShippedPlatformListsTheShippedOnes) {
     auto r = run_cli("run -p trn3 -t probe");
     EXPECT_EQ(r.exit_code, 2) << r.err;
-    EXPECT_STARTS(r.err, "trn3: no such file, and no shipped platform of that name (shipped: tiny, trn1, trn2); did "
+    EXPECT_STARTS(r.err, "trn3: no such file, and no shipped platform of that name (shipped: tiny, trn1, trn1-16, trn2, trn2-16); did "
                          "you mean 'trn1'?");
     auto w = run_cli("run -p trn1 -t gemm -w gemm_32x3072x33");
     EXPECT_EQ(w.exit_code, 2) << w.err;

@@ -16,9 +16,23 @@ using namespace nctlm;
 
 namespace {
 
-const char* kShipped[] = {"trn1", "trn2"};  // tiny is a toy with round numbers, not a claim
+const char* kShipped[] = {"trn1", "trn2", "trn1-16", "trn2-16"};  // tiny is a toy with round numbers, not a claim
 
 YAML::Node figures() { return YAML::LoadFile(test::source_path("configs/public-figures.yaml")); }
+
+// A platform's parameter figures: its own entries over those of the platform it `extends`.
+YAML::Node platform_entries(const YAML::Node& all, const std::string& name) {
+    YAML::Node own = all["platforms"][name];
+    YAML::Node merged(YAML::NodeType::Map);
+    if (own && own["extends"])
+        for (auto it : platform_entries(all, own["extends"].as<std::string>()))
+            merged[it.first.as<std::string>()] = it.second;
+    if (own)
+        for (auto it : own)
+            if (it.first.as<std::string>() != "extends")
+                merged[it.first.as<std::string>()] = it.second;
+    return merged;
+}
 
 struct Loaded {
     ConfigTree tree;
@@ -99,6 +113,15 @@ const std::map<std::string, Derived>& derived_quantities() {
           [](const PlatformConfig& c) {
               return c.pe.sbuf_partitions * vector_speedup(c.pe.vector_timing(), 1, {Dtype::Bf16, false});
           }}},
+        // NeuronLink: per chip, every link both ways (the split over directions is the assumption).
+        {"neuronlink_bandwidth_per_chip",
+         {"B/s",
+          [](const PlatformConfig& c) {
+              return c.link.wire_bandwidth.bytes_per_s * (c.link.topology == ChipTopologyKind::Torus ? 4 : 2) * 2;
+          }}},
+        {"neuronlink_links_per_chip",
+         {"number", [](const PlatformConfig& c) { return c.link.topology == ChipTopologyKind::Torus ? 4.0 : 2.0; }}},
+        {"chips", {"number", [](const PlatformConfig& c) { return double(c.platform.chips); }}},
         {"vector_fp32_elements_per_cycle",
          {"number",
           [](const PlatformConfig& c) {
@@ -124,8 +147,8 @@ TEST(PublicFigures, EveryDocumentedParameterCarriesItsFigureOnEveryPlatform) {
     size_t checked = 0;
     for (auto name : kShipped) {
         Loaded l = load(name);
-        YAML::Node entries = all["platforms"][name];
-        ASSERT_TRUE(entries.IsMap()) << name;
+        YAML::Node entries = platform_entries(all, name);
+        ASSERT_TRUE(entries.IsMap() && entries.size() > 0) << name;
         for (auto& f : PlatformConfig::field_infos()) {
             YAML::Node e = entries[f.name()];
             if (f.provenance != Provenance::documented && f.provenance != Provenance::measured) {
@@ -159,7 +182,7 @@ TEST(PublicFigures, EntriesNameRealParameters) {
     for (auto& f : PlatformConfig::field_infos())
         known[f.name()] = true;
     for (auto name : kShipped)
-        for (auto it : all["platforms"][name]) {
+        for (auto it : platform_entries(all, name)) {
             std::string key = it.first.as<std::string>();
             EXPECT_TRUE(known.count(key)) << name << ": " << key << " is not a platform parameter";
             EXPECT_TRUE(it.second["value"] || it.second["not_public"]) << name << " " << key;
