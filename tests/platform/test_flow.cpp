@@ -109,47 +109,39 @@ TEST(FlowMode, FollowsHbmBandwidthAsAtDoes) {
     EXPECT_NEAR(flow_slow, at_slow, 0.05 * at_slow);
 }
 
+namespace {
+// `args` exits 2 and its message holds `why`.
+void expect_refused(const std::string& args, const std::string& why) {
+    test::CliResult r = test::run_cli(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_NE(r.err.find(why), std::string::npos) << args << ": " << r.err;
+}
+} // namespace
+
 TEST(FlowMode, RefusesWhatItDoesNotModelWithExit2) {
-    auto r = test::run_cli("run -p trn1 -t b2b --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("flow mode does not model"), std::string::npos) << r.err;
-    r = test::run_cli("run -p trn1 -t traffic --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("does not run under sim.timing: flow"), std::string::npos) << r.err;
-    r = test::run_cli("validate -p tiny --timing flow");
+    expect_refused("run -p trn1 -t b2b --timing flow", "flow mode does not model");
+    expect_refused("run -p trn1 -t traffic --timing flow", "does not run under sim.timing: flow");
+    test::CliResult r = test::run_cli("validate -p tiny --timing flow");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     // No NeuronLink resources in the flow model: multi-chip platforms are refused at validation.
-    for (const char* p : {"trn1-16", "trn2-16"}) {
-        r = test::run_cli(std::string("validate -p ") + p + " --timing flow");
-        EXPECT_EQ(r.exit_code, 2) << p;
-        EXPECT_NE(r.err.find("has no NeuronLink resources"), std::string::npos) << r.err;
-        r = test::run_cli(std::string("run -p ") + p + " -t collective --set workload.size=1MiB --timing flow");
-        EXPECT_EQ(r.exit_code, 2) << p;
-        EXPECT_NE(r.err.find("platform.chips is 16"), std::string::npos) << r.err;
+    for (std::string p : {"trn1-16", "trn2-16"}) {
+        expect_refused("validate -p " + p + " --timing flow", "has no NeuronLink resources");
+        expect_refused("run -p " + p + " -t collective --set workload.size=1MiB --timing flow", "platform.chips is 16");
     }
-    // The graph testbench: beyond 5 % of AT (docs/performance.md, "What flow refuses").
-    r = test::run_cli("run -p trn2 -t graph -w mlp_tp2 --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("testbench 'graph' does not run under sim.timing: flow"), std::string::npos) << r.err;
-    // Beyond 5 % of AT for mechanisms the flow leaves out: posted writes, a window of requests
-    // through credits and queues, ports with few credits (docs/performance.md, "What flow refuses").
-    r = test::run_cli("run -p trn1 -t probe --set testbench.write=true --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("a write probe does not run under sim.timing: flow"), std::string::npos) << r.err;
-    r = test::run_cli("run -p trn2 -t traffic --set testbench.path=dma --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("testbench 'traffic' does not run under sim.timing: flow"), std::string::npos) << r.err;
-    r = test::run_cli("run -p tiny -t stream --set noc.port_buffer=8 --timing flow");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("does not model the NoC's credits"), std::string::npos) << r.err;
+    // Beyond 5 % of AT, or a mechanism the flow leaves out: graphs, posted writes, a window of
+    // requests through credits and queues, ports with few credits (docs/performance.md, "What flow refuses").
+    expect_refused("run -p trn2 -t graph -w mlp_tp2 --timing flow", "testbench 'graph' does not run under sim.timing: flow");
+    expect_refused("run -p trn1 -t probe --set testbench.write=true --timing flow",
+                   "a write probe does not run under sim.timing: flow");
+    expect_refused("run -p trn2 -t traffic --set testbench.path=dma --timing flow",
+                   "testbench 'traffic' does not run under sim.timing: flow");
+    expect_refused("run -p tiny -t stream --set noc.port_buffer=8 --timing flow", "does not model the NoC's credits");
     r = test::run_cli("run -p tiny -t stream --set noc.port_buffer=9 --timing flow -q");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     // A collective on one chip runs (within 5 % of AT in the corpus).
     r = test::run_cli("run -p trn2 -t collective -w collective_allr_r2_32mb --set workload.size=1MiB --timing flow");
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    r = test::run_cli("run -p trn1 -t probe --timing fast");
-    EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("expected at, lt or flow"), std::string::npos) << r.err;
+    expect_refused("run -p trn1 -t probe --timing fast", "expected at, lt or flow");
 }
 
 TEST(FlowMode, ReportsItsEventsPerDescriptor) {
