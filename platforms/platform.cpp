@@ -1,6 +1,8 @@
 #include "platforms/platform.h"
 
 #include "models/checker/bind.h"
+#include "platforms/flow_tables.h"
+#include "platforms/flow_tables.h"
 
 #include <fmt/format.h>
 
@@ -14,6 +16,22 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
     wire_links();
     if (cfg.sim.timing == TimingMode::Lt)
         enable_loosely_timed();
+    if (cfg.sim.timing == TimingMode::Flow)
+        enable_flow();
+}
+
+void Platform::enable_flow() {
+    FlowTableFound found = flow_table_for(config.hbm);
+    flow_table_origin_ = found.origin;
+    std::vector<HbmController*> controllers;
+    for (auto& h : hbm)
+        controllers.push_back(h.get());
+    flow_ = std::make_unique<FlowNetwork>("flow", config.dma, config.noc, config.hbm, address_map, noc.topology(),
+                                          controllers, noc.name(), std::move(found.table),
+                                          config.sim.flow_sharing == FlowSharing::Fair ? flow::Sharing::Fair
+                                                                                       : flow::Sharing::InOrder);
+    for (size_t t = 0; t < tiles.size(); ++t)
+        tiles[t].dma.set_flow(*flow_);
 }
 
 std::vector<Chip*> Platform::build_chips() {

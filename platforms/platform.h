@@ -3,6 +3,7 @@
 // link ports (docs/models/link.md). `tiles`, `noc` and `hbm` are chip 0's.
 #pragma once
 
+#include "models/flow/flow_network.h"
 #include "models/link/chip_topology.h"
 #include "models/link/neuron_link.h"
 #include "platforms/chip.h"
@@ -54,6 +55,9 @@ public:
     }
     // Descriptors still in flight (empty after a clean run): a deadlock report.
     std::vector<std::string> outstanding_report() const;
+    // sim.timing: flow: the flow model and where its pseudo-channel table came from ("" otherwise).
+    const FlowNetwork* flow() const { return flow_.get(); }
+    const std::string& flow_table_origin() const { return flow_table_origin_; }
     // PE engines still waiting on semaphores at the end: a deadlock report.
     std::vector<std::string> blocked_engines() const;
 
@@ -61,7 +65,10 @@ private:
     std::vector<Chip*> build_chips();
     void wire_links();
     void enable_loosely_timed();  // sim.timing: lt (docs/performance.md)
+    void enable_flow();           // sim.timing: flow (docs/performance.md)
     std::unique_ptr<DmaLtScheduler> lt_scheduler_;  // lt: every tile's DMA bursts in time order
+    std::unique_ptr<FlowNetwork> flow_;              // flow: descriptors as flows
+    std::string flow_table_origin_;
 };
 
 } // namespace nctlm

@@ -4,6 +4,12 @@
 
 namespace nctlm {
 
+namespace {
+// sim.timing: flow refuses NoC ports with this many credits or fewer: AT's bandwidth is then bound by
+// credits over the route's round trip, which the flow leaves out (docs/performance.md, "What flow refuses").
+constexpr uint32_t kFlowMinPortBuffer = 8;
+} // namespace
+
 const FieldList<ChipConfig>& ChipConfig::fields() {
     using C = ChipConfig;
     static const FieldList<C> f = {
@@ -76,6 +82,17 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
                  std::to_string(c.platform.chips) + "): the torus has chips / torus_width rows");
     if (c.dma.queue_channels > c.dma.channels)
         fail("dma", "queue_channels", "dma.queue_channels cannot exceed dma.channels");
+    if (c.sim.timing == TimingMode::Flow && c.platform.chips > 1)  // docs/performance.md, "What flow refuses"
+        fail("sim", "timing",
+             "sim.timing: flow models one chip's DMA, NoC and HBM as flows and has no NeuronLink resources; "
+             "platform.chips is " + std::to_string(c.platform.chips) +
+                 ": run multi-chip platforms with --timing at or lt");
+    if (c.sim.timing == TimingMode::Flow && c.noc.port_buffer <= kFlowMinPortBuffer)
+        fail("noc", "port_buffer",
+             "sim.timing: flow does not model the NoC's credits; with noc.port_buffer " +
+                 std::to_string(c.noc.port_buffer) + " (at most " + std::to_string(kFlowMinPortBuffer) +
+                 ") they bound AT's bandwidth by the route's round trip (flow was off by up to 89 %); "
+                 "run it with --timing at or lt");
     return c;
 }
 

@@ -8,7 +8,7 @@ _nctlm() {
     cmd=${COMP_WORDS[1]}
     local bin=${COMP_WORDS[0]}
     if [ "$COMP_CWORD" -eq 1 ]; then
-        COMPREPLY=($(compgen -W "run sweep sensitivity uncertainty validate describe testbenches plot paths --version --help" -- "$cur"))
+        COMPREPLY=($(compgen -W "run sweep sensitivity uncertainty validate calibrate describe testbenches plot paths --version --help" -- "$cur"))
         return
     fi
     case "$prev" in
@@ -18,6 +18,8 @@ _nctlm() {
             COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "trn1 trn2 tiny" -- "$cur")); return ;;
         -w|--workload|-o|--stats-json|--trace)
             COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --timing)
+            COMPREPLY=($(compgen -W "at lt flow" -- "$cur")); return ;;
         -s|--set)
             compopt -o nospace 2>/dev/null
             COMPREPLY=($(compgen -W "$("$bin" describe --keys 2>/dev/null | sed 's/$/=/')" -- "$cur")); return ;;
@@ -26,7 +28,9 @@ _nctlm() {
         describe)
             COMPREPLY=($(compgen -W "all --keys --schema platform dma noc hbm pe host $("$bin" testbenches 2>/dev/null | cut -d' ' -f1)" -- "$cur")) ;;
         run)
-            COMPREPLY=($(compgen -W "--platform --testbench --workload --set --stats-json --trace --trace-window --trace-max-events --progress --quiet --help" -- "$cur")) ;;
+            COMPREPLY=($(compgen -W "--platform --testbench --workload --set --timing --stats-json --trace --trace-window --trace-max-events --progress --quiet --help" -- "$cur")) ;;
+        calibrate)
+            COMPREPLY=($(compgen -W "flow --platform --set --output --help" -- "$cur")) ;;
         validate)
             COMPREPLY=($(compgen -W "--platform --testbench --workload --set --help" -- "$cur") $(compgen -f -- "$cur")) ;;
         sweep)

@@ -325,6 +325,15 @@ RunOutcome run(const RunOptions& o) {
                          {"wall_s", wall_s},
                          {"delta_cycles", sc_core::sc_delta_count()},
                          {"errors", out.errors}};
+    if (top.flow()) {  // what the flow model did per descriptor, and its table's origin
+        const double n = stats().value("top.flow.descriptors");
+        out.report["sim"]["flow"] = {
+            {"descriptors", n},
+            {"kernel_events_per_descriptor", n > 0 ? stats().value("top.flow.kernel_wakes") / n : 0},
+            {"solver_events_per_descriptor", n > 0 ? stats().value("top.flow.solver_events") / n : 0},
+            {"classes", stats().value("top.flow.classes")},
+            {"table", top.flow_table_origin()}};
+    }
     out.summary = tb->summary();
     if (!o.trace_file.empty()) {
         if (trace().size_estimate() > trace_warn_bytes())

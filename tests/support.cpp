@@ -17,6 +17,13 @@ std::string source_path(const std::string& relative) { return std::string(NCTLM_
 
 std::string platform(const std::string& name) { return source_path("configs/platforms/" + name + ".yaml"); }
 
+PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets) {
+    ConfigTree t = ConfigTree::from_file(platform(name));
+    for (const auto& s : sets)
+        t.set(s);
+    return PlatformConfig::load(t);
+}
+
 RunOutcome run_testbench(const std::string& platform_name, const std::string& testbench,
                          const std::vector<std::string>& overrides, const std::string& workload) {
     RunOptions o;

@@ -10,6 +10,8 @@ namespace nctlm::test {
 
 std::string source_path(const std::string& relative);  // NCTLM_SOURCE_DIR + "/" + relative
 std::string platform(const std::string& name);          // configs/platforms/<name>.yaml
+// A shipped platform's configuration with `--set`-style overrides ("hbm.page_policy=closed").
+PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets = {});
 
 // One simulation in this process (call once per TEST).
 RunOutcome run_testbench(const std::string& platform_name, const std::string& testbench,

@@ -1,6 +1,7 @@
 // nctlm: the command line. `nctlm run`, `nctlm validate`, `nctlm describe`.
 // Exit status: 0 ok, 1 internal error, 2 bad configuration or usage, 3 simulation error.
 // A library (nctlm::cli) so a user's own simulator can be a full nctlm CLI with its testbenches.
+#include "apps/nctlm/calibrate.h"
 #include "apps/nctlm/cli.h"
 #include "apps/nctlm/cli_flags.h"
 #include "apps/nctlm/sweep.h"
@@ -56,6 +57,7 @@ commands:
             (docs/models.md; run a graph with: nctlm run -t graph -w graph.json -p trn2)
   validate  [-p] FILE [-t NAME] [-w FILE] [--set section.key=value]...
             check everything a run would (with -t: the testbench too), print effective values
+  calibrate flow -p FILE [--set k=v]... [-o FILE]   the flow mode's HBM table, from the banked model
   describe  [SECTION|TESTBENCH|all|--keys|--schema|kernel [--schema]|graph [--schema]] [--json]   parameter tables (markdown); no argument:
             the list of sections and testbenches
   testbenches                                                    list testbenches
@@ -88,8 +90,8 @@ std::pair<double, double> parse_window(const std::string& text) {
 void add_timing_override(const po::variables_map& vm, const std::string& timing, std::vector<std::string>& overrides) {
     if (!vm.count("timing"))
         return;
-    if (timing != "at" && timing != "lt")
-        throw ConfigError("--timing " + timing + ": expected at or lt");
+    if (timing != "at" && timing != "lt" && timing != "flow")
+        throw ConfigError("--timing " + timing + ": expected at, lt or flow");
     overrides.push_back("sim.timing=" + timing);
 }
 
@@ -114,7 +116,7 @@ int cmd_run(const std::vector<std::string>& args) {
         ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name, merged over the platform")  //
         ("set,s", po::value(&o.overrides)->composing(), "override a key: section.key=value (repeatable)")    //
         ("replay", po::value(&o.replay_file), "re-run the effective config (and testbench) of a stats JSON")  //
-        ("timing", po::value(&timing), "at | lt: approximately or loosely timed (= --set sim.timing=...)")  //
+        ("timing", po::value(&timing), "at | lt | flow: approximately or loosely timed, or flows (= --set sim.timing=...)")  //
         ("stats-json,o", po::value(&stats_file), "write config, results and stats as JSON (- for stdout)")  //
         ("trace", po::value(&o.trace_file), "write a Perfetto/Chrome trace-event JSON")                      //
         ("trace-window", po::value(&window), "only spans inside START..END (e.g. '0 ns..10 us')")             //
@@ -191,7 +193,7 @@ int cmd_validate(const std::vector<std::string>& args) {
         ("testbench,t", po::value(&o.testbench), "also check this testbench's sections and build it")   //
         ("workload,w", po::value(&o.workload_file), "workload YAML or shipped name")                   //
         ("set,s", po::value(&o.overrides)->composing(), "override section.key=value")                 //
-        ("timing", po::value(&timing), "at | lt (= --set sim.timing=..., as for nctlm run)");
+        ("timing", po::value(&timing), "at | lt | flow (= --set sim.timing=..., as for nctlm run)");
     po::positional_options_description pos;
     pos.add("platform", 1);
     po::variables_map vm;
@@ -238,7 +240,7 @@ std::vector<ParamSection> platform_sections() {
             param_section<LinkConfig>("link", "NeuronLink between chips (platform.chips > 1)"),
             param_section<PeConfig>("pe", "processing element of each tile"),
             param_section<HostConfig>("host", "host, PCIe and runtime"),
-            param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt) and quantum")};
+            param_section<SimConfig>("sim", "simulator switches: timing mode (at | lt | flow) and quantum")};
 }
 
 std::string describe_index() {
@@ -469,6 +471,8 @@ int nctlm::cli_main(int argc, char** argv) {
             return cmd_uncertainty(args);
         if (command == "describe")
             return cmd_describe(args);
+        if (command == "calibrate")
+            return cmd_calibrate(args);
         if (command == "paths")
             return cmd_paths(args);
         if (command == "plot")

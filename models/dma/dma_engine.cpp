@@ -63,6 +63,11 @@ void DmaEngine::post(DmaDescriptor& d) {
         lt_scheduler_->posted(*this);
         return;
     }
+    if (flows_) {
+        lt_may_start_ = true;
+        flow_take(now_ns());
+        return;
+    }
     wake_idle();
 }
 
@@ -98,7 +103,7 @@ DmaDescriptor* DmaEngine::take_next() {
 }
 
 void DmaEngine::channel_thread(int channel) {
-    if (lt_)  // the loosely-timed process takes every descriptor
+    if (lt_ || flows_)  // the loosely-timed process or the flow model takes every descriptor
         return;
     int freed_queue = -1;  // the queue whose channel limit this channel just released
     while (true) {
@@ -126,26 +131,34 @@ void DmaEngine::channel_thread(int channel) {
             addr = next;
         }
         d->t_last_accept = now_ns();
+        // Everything the channel needs of the descriptor once it lets go of it, read now: under
+        // on_response it waits for the completion, and once on_complete has run the poster may
+        // post the same descriptor again at once (to another queue). Reading d->queue after that
+        // freed the wrong queue's channel slot (a wrapped counter that blocked the queue for good:
+        // the AT deadlock of issue 24, docs/architecture.md "Flow control").
+        const uint32_t queue = d->queue;
+        SpanArgs span;
+        const char* span_name = d->write ? "descriptor write" : "descriptor read";
+        if (channel_tracks_[channel] >= 0) {
+            // The channel's hold time, not data moving: kept out of the bandwidth counter.
+            span.command = d->write ? "write" : "read";
+            span.bytes = d->bytes;
+            span.address = d->address;
+            span.descriptor = d->id;
+            span.queue = int32_t(d->queue);
+            span.tile = int32_t(tile_);
+            span.flow = d->trace_flow;
+            span.bandwidth = false;
+        }
         if (cfg_.channel_release == ChannelRelease::OnResponse && d->t_done < 0) {
             d->holding_channel = channel;
             sc_core::wait(channel_done_[channel]);
         }
-        if (channel_tracks_[channel] >= 0) {
-            // The channel's hold time, not data moving: kept out of the bandwidth counter.
-            SpanArgs a;
-            a.command = d->write ? "write" : "read";
-            a.bytes = d->bytes;
-            a.address = d->address;
-            a.descriptor = d->id;
-            a.queue = int32_t(d->queue);
-            a.tile = int32_t(tile_);
-            a.flow = d->trace_flow;
-            a.bandwidth = false;
-            nctlm::trace().span(channel_tracks_[channel], d->write ? "descriptor write" : "descriptor read", t_take,
-                                now_ns(), a);
-        }
-        --queue_active_[d->queue];
-        freed_queue = int(d->queue);  // this channel looks for its next descriptor itself
+        d = nullptr;  // the poster's again
+        if (channel_tracks_[channel] >= 0)
+            nctlm::trace().span(channel_tracks_[channel], span_name, t_take, now_ns(), span);
+        --queue_active_[queue];
+        freed_queue = int(queue);  // this channel looks for its next descriptor itself
     }
 }
 
@@ -288,19 +301,22 @@ void DmaEngine::burst_done(tlm::tlm_generic_payload& p, bool in_bw_call) {
 }
 
 void DmaEngine::complete_ready() {
-    while (DmaDescriptor* d = completions_.get_next_transaction()) {
-        d->t_done = now_ns();
-        --outstanding_;
-        live_.erase(d->id);
-        descriptors_.add(1);
-        queue_latency_[d->queue]->add(d->t_done - d->t_post);
-        if (d->holding_channel >= 0)
-            channel_done_[d->holding_channel].notify(sc_core::SC_ZERO_TIME);
-        if (d->failed)
-            sim_error(d->error, msg::kDmaAddress);
-        if (d->on_complete)
-            d->on_complete(*d);
-    }
+    while (DmaDescriptor* d = completions_.get_next_transaction())
+        complete(*d);
+}
+
+void DmaEngine::complete(DmaDescriptor& d) {
+    d.t_done = now_ns();
+    --outstanding_;
+    live_.erase(d.id);
+    descriptors_.add(1);
+    queue_latency_[d.queue]->add(d.t_done - d.t_post);
+    if (d.holding_channel >= 0 && !flows_)
+        channel_done_[d.holding_channel].notify(sc_core::SC_ZERO_TIME);
+    if (d.failed)
+        sim_error(d.error, msg::kDmaAddress);
+    if (d.on_complete)
+        d.on_complete(d);
 }
 
 std::vector<std::string> DmaEngine::outstanding_report() const {

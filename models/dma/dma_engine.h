@@ -9,6 +9,7 @@
 #include "models/common/stats.h"
 #include "models/common/transfer.h"
 #include "models/dma/dma_config.h"
+#include "models/dma/descriptor_flows.h"
 #include "models/dma/dma_descriptor.h"
 #include "models/dma/dma_lt_scheduler.h"
 #include "models/dma/request_handoff.h"
@@ -34,6 +35,7 @@ public:
     // Queues a descriptor now (any process may call it). The caller keeps it alive until done.
     void post(DmaDescriptor& d);
     const DmaConfig& config() const { return cfg_; }
+    uint32_t tile() const { return tile_; }
     size_t outstanding() const { return outstanding_; }
     std::vector<std::string> outstanding_report() const;
 
@@ -44,6 +46,13 @@ public:
     // hop's accept time (TransferExt::accept_ns) paces the next burst.
     void set_loosely_timed(DmaLtScheduler& scheduler);
     bool loosely_timed() const { return lt_; }
+
+    // Flow mode (sim.timing: flow, dma_engine_flow.cpp): call during elaboration. Descriptors are
+    // taken onto channels and queue slots as under LT (each free again at a time) and handed to
+    // `flows` whole; it calls flow_done(d) at the time the descriptor is complete.
+    void set_flow(DescriptorFlows& flows);
+    bool flow_mode() const { return flows_ != nullptr; }
+    void flow_done(DmaDescriptor& d, uint64_t read_bytes, uint64_t written_bytes);
 
 private:
     void channel_thread(int channel);
@@ -62,6 +71,7 @@ private:
     void trace_data(const tlm::tlm_generic_payload& p, const DmaDescriptor& d, double start, double end);
     tlm::tlm_sync_enum nb_transport_bw(tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);
     void complete_ready();
+    void complete(DmaDescriptor& d);  // at the kernel's time: done, statistics, on_complete
     void end_of_simulation() override;
 
     DmaConfig cfg_;
@@ -131,6 +141,10 @@ private:
     std::vector<bool> lt_channel_busy_;
     std::vector<std::vector<double>> lt_queue_free_; // per queue, per slot of queue_channels
     double lt_request_free_ = 0;                     // the request socket: next BEGIN at
+
+    // Flow path (dma_engine_flow.cpp): the LT channel and queue-slot times, no scheduler.
+    void flow_take(double now);
+    DescriptorFlows* flows_ = nullptr;
 };
 
 } // namespace nctlm

@@ -40,9 +40,9 @@ public:
     uint64_t total_bytes() const { return capacity_ * stacks_; }
     uint32_t stacks() const { return stacks_; }
     uint64_t pc_interleave() const { return interleave_; }
+    uint32_t pc_of(uint64_t offset) const;  // the pseudo-channel of a stack offset (hbm.pc_hash)
 
 private:
-    uint32_t pc_of(uint64_t offset) const;
     uint32_t chips_, chip_bit_;
     uint32_t stacks_, pcs_;
     uint64_t capacity_, interleave_, stack_interleave_, interleaved_base_;

@@ -293,6 +293,26 @@ void HbmController::count(bool write, uint64_t bytes, double accepted_ns, double
         read_latency_->add(last_ns - accepted_ns);
 }
 
+void HbmController::record_flow(bool write, uint64_t bytes, uint64_t requests, double accepted_ns, double last_ns) {
+    bursts_.add(double(requests));
+    (write ? bytes_written_ : bytes_read_).add(double(bytes));
+    if (last_ns < measure_from_ || last_ns > measure_to_)
+        return;
+    (write ? measured_write_bytes_ : measured_read_bytes_) += double(bytes);
+    measured_requests_ += requests;
+    if (!write)
+        read_latency_->add(last_ns - accepted_ns);
+}
+
+void HbmController::access_flow(uint64_t stack_offset, unsigned char* data, uint64_t length, bool write) {
+    if (!cfg_.functional || !data)
+        return;
+    if (write)
+        memory_.write(stack_offset, data, length);
+    else
+        memory_.read(stack_offset, data, length);
+}
+
 PcCounters HbmController::bank_counters() const {
     PcCounters sum;
     for (const Pc& pc : pcs_) {

@@ -60,6 +60,13 @@ public:
     // the times the model computes; see the .cpp for how finite queues become timing.
     void enable_loosely_timed();
 
+    // Flow mode (sim.timing: flow): the flow model moves the bytes, the controller keeps the
+    // books. `bytes` of one descriptor's part in this stack, in `requests` requests, accepted at
+    // `accepted_ns` and done at `last_ns`: the byte and burst counters and the measured window.
+    void record_flow(bool write, uint64_t bytes, uint64_t requests, double accepted_ns, double last_ns);
+    // Functional data of a flow (hbm.functional): stores or fills `length` bytes at `stack_offset`.
+    void access_flow(uint64_t stack_offset, unsigned char* data, uint64_t length, bool write);
+
 private:
     struct Waiting {
         tlm::tlm_generic_payload* p;

@@ -35,7 +35,7 @@ def run(platform="trn1", testbench="probe", workload=None, sets=None, timing=Non
     module), "sim" (sim_time_ns, host_time_s, errors), "nctlm_version".
 
     platform, workload: a shipped name ("trn1", "gemm_32x3072x32") or a YAML path; sets: overrides
-    {"section.key": value} (quantities with units: "410 GB/s"); timing: "at" or "lt"; trace: a path
+    {"section.key": value} (quantities with units: "410 GB/s"); timing: "at", "lt" or "flow"; trace: a path
     for a Perfetto trace; replay: a stats JSON (dict or path) to run again, instead of platform and
     workload. Raises ConfigurationError (exit 2) or SimulationError (exit 3)."""
     args = ["run", "--stats-json", "-", "-q"]

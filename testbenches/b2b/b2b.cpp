@@ -21,11 +21,12 @@ const FieldList<B2bConfig>& B2bConfig::fields() {
 void B2bTestbench::configure(const ConfigTree& tree) {
     cfg_ = tree.load<B2bConfig>("testbench");
     PlatformConfig pc = PlatformConfig::load(tree);
-    if (pc.sim.timing == TimingMode::Lt)  // its figure is the AT phenomenon LT leaves out
+    if (pc.sim.timing != TimingMode::At)  // its figure is the AT phenomenon LT and flow leave out
         throw ConfigError(tree.where("sim", "timing") +
                           ": testbench 'b2b' measures how END_REQ lets a DMA channel pipeline back-to-back "
-                          "requests, which the loosely-timed mode does not model; run it with --timing at "
-                          "(sim.timing: at)");
+                          "requests, which the " +
+                          std::string(pc.sim.timing == TimingMode::Lt ? "loosely-timed" : "flow") +
+                          " mode does not model; run it with --timing at (sim.timing: at)");
     check_tile(tree, pc, cfg_.tile);
     // The n requests read consecutive blocks of the tile's local stack.
     check_in_stack(tree, pc, "n", uint64_t(cfg_.n) * cfg_.bytes,

@@ -47,6 +47,10 @@ void GraphTestbench::configure(const ConfigTree& tree) {
         throw ConfigError("testbench 'graph' needs an op graph: -w GRAPH.json (docs/models.md), e.g. from "
                           "`nctlm model --hf-config llama-3.1-8b ... -o graph.json` or `nctlm import-onnx`");
     pc_ = PlatformConfig::load(tree);
+    if (pc_.sim.timing == TimingMode::Flow)  // docs/performance.md, "What flow refuses"
+        throw ConfigError(tree.where("sim", "timing") +
+                          ": testbench 'graph' does not run under sim.timing: flow: its latency was 23 % above AT's "
+                          "(mlp_tp2 on trn2), beyond the 5 % flow holds; run it with --timing at or lt");
     try {
         graph_ = graph::Graph::load(file_);
         graph::KernelLibrary library;

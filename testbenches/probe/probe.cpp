@@ -27,6 +27,11 @@ void ProbeTestbench::configure(const ConfigTree& tree) {
     if (cfg_.target != "local" && cfg_.target != "remote")
         throw ConfigError(tree.where("testbench", "target") + ": testbench.target must be local or remote, not '" +
                           cfg_.target + "'");
+    if (cfg_.write && pc.sim.timing == TimingMode::Flow)  // docs/performance.md, "What flow refuses"
+        throw ConfigError(tree.where("testbench", "write") +
+                          ": a write probe does not run under sim.timing: flow: AT acknowledges a posted write from "
+                          "the controller's buffer, the flow pays the pseudo-channel's rate (12-33 % off AT on the "
+                          "shipped platforms, up to 200 % on random ones); run it with --timing at or lt");
 }
 
 void ProbeTestbench::build(Platform& p) {

@@ -263,10 +263,17 @@ void TrafficTestbench::build(Platform& p) {
     m.banked = h.model == HbmModel::Banked;
     for (auto& c : p.hbm)
         c->measure_between(cfg_.warmup.ns, cfg_.duration.ns);
+    if (cfg_.path == TrafficPath::Dma && p.config.sim.timing == TimingMode::Flow)  // docs/performance.md
+        throw ConfigError("testbench 'traffic' does not run under sim.timing: flow: its figure is the bandwidth a "
+                          "window of outstanding requests gets through the NoC's credits and the controller's "
+                          "queues, which the flow model leaves out (6-22 % off AT on the shipped patterns, up to "
+                          "241 % on random ones); run it with --timing at or lt");
     if (cfg_.path == TrafficPath::Hbm) {
-        if (p.config.sim.timing == TimingMode::Lt)  // its generator is an AT initiator of its own
-            throw ConfigError("testbench 'traffic' with testbench.path=hbm drives one controller with its own AT "
-                              "initiator and does not run under sim.timing: lt; use testbench.path=dma or --timing at");
+        if (p.config.sim.timing != TimingMode::At)  // its generator is an AT initiator of its own
+            throw ConfigError(std::string("testbench 'traffic' with testbench.path=hbm drives one controller with its "
+                                          "own AT initiator and does not run under sim.timing: ") +
+                              (p.config.sim.timing == TimingMode::Lt ? "lt" : "flow") +
+                              "; use testbench.path=dma or --timing at");
         if (cfg_.stack >= h.stacks)
             throw ConfigError(fmt::format("testbench.stack={} but the platform has {} stacks (0..{})", cfg_.stack,
                                           h.stacks, h.stacks - 1));

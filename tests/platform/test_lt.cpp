@@ -104,7 +104,7 @@ TEST(LooselyTimed, TrafficHbmPathRefusesLtWithExit2) {
 TEST(LooselyTimed, BadTimingAndQuantumExit2) {
     auto r = test::run_cli("run -p trn1 -t probe --timing fast");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.err.find("--timing fast: expected at or lt"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--timing fast: expected at, lt or flow"), std::string::npos) << r.err;
     r = test::run_cli("run -p trn1 -t probe --set 'sim.quantum=5 GB/s'");
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.err.find("sim.quantum"), std::string::npos) << r.err;

@@ -15,13 +15,6 @@ using namespace nctlm;
 
 namespace {
 
-PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets = {}) {
-    ConfigTree t = ConfigTree::from_file(test::platform(name));
-    for (auto& s : sets)
-        t.set(s);
-    return PlatformConfig::load(t);
-}
-
 double result(const RunOutcome& r, const char* key) { return r.report["results"][key].get<double>(); }
 
 DmaDescriptor transfer(uint64_t address, uint64_t bytes, bool write, uint32_t queue, unsigned char* data,
@@ -66,7 +59,7 @@ TEST(Probe, LatencyFollowsTheParameters) {
 TEST(Probe, PipeModelAblationKeepsTheWave1Formula) {
     // The pipe: controller_latency stands for front end + tRCD + CL, then 2 KiB per PC at 25.6 GB/s.
     // The banked PC adds only the second bank group's start-up (its ACT is tRRD_S later).
-    DramTiming t = DramTiming::from(load_platform("trn1").hbm);
+    DramTiming t = DramTiming::from(test::load_platform("trn1").hbm);
     double pipe = probe_ns("--set hbm.model=pipe --set hbm.controller_latency=\"39 ns\"");
     double startup = probe_ns("") - (pipe - 39 + t.front_end + t.rcd + t.cl);
     EXPECT_GT(startup, 0);
@@ -143,7 +136,7 @@ void simulate(Platform& p, std::function<void(Platform&)> traffic) {
 
 TEST(HbmController, SamePseudoChannelRequestsSerializeInIssueOrder) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny", {"dma.queue_channels=4"});
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.queue_channels=4"});
     Platform p("top", cfg);
     // Addresses one full PC rotation apart all hit pseudo-channel 0 of stack 0.
     uint64_t stride = cfg.hbm.interleave * cfg.hbm.pseudo_channels;
@@ -167,7 +160,7 @@ TEST(HbmController, SamePseudoChannelRequestsSerializeInIssueOrder) {
 
 TEST(HbmController, DifferentPseudoChannelsOverlap) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     Platform p("top", cfg);
     std::vector<DmaDescriptor> d(cfg.hbm.pseudo_channels);
     simulate(p, [&](Platform& plat) {
@@ -184,7 +177,7 @@ TEST(HbmController, DifferentPseudoChannelsOverlap) {
 
 TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    PlatformConfig cfg = test::load_platform("tiny");  // functional: true
     ASSERT_TRUE(cfg.hbm.functional);
     Platform p("top", cfg);
     const uint64_t size = 10 * 1024 + 100;  // not a whole number of bursts
@@ -218,7 +211,7 @@ TEST(HbmController, FunctionalReadBackEqualsWhatWasWritten) {
 // functional HBM they must neither overwrite what a functional write stored nor allocate pages.
 static void expect_timing_only_writes_leave_memory_alone(TimingMode timing) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");  // functional: true
+    PlatformConfig cfg = test::load_platform("tiny");  // functional: true
     ASSERT_TRUE(cfg.hbm.functional);
     cfg.sim.timing = timing;
     Platform p("top", cfg);
@@ -257,9 +250,14 @@ TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderLt) {
     expect_timing_only_writes_leave_memory_alone(TimingMode::Lt);
 }
 
-TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
+TEST(HbmController, TimingOnlyWritesLeaveFunctionalMemoryAloneUnderFlow) {
+    expect_timing_only_writes_leave_memory_alone(TimingMode::Flow);
+}
+
+static void expect_address_error_naming_the_address(TimingMode timing) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
+    cfg.sim.timing = timing;
     Platform p("top", cfg);
     DmaDescriptor bad;
     simulate(p, [&](Platform& plat) {
@@ -272,6 +270,14 @@ TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
     EXPECT_NE(bad.error.find("address error"), std::string::npos) << bad.error;
     ASSERT_EQ(sim_errors().size(), 1u);
     EXPECT_EQ(sim_errors()[0], bad.error);
+}
+
+TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddress) {
+    expect_address_error_naming_the_address(TimingMode::At);
+}
+
+TEST(Dma, AddressOutsideTheMapIsAnErrorNamingTheAddressUnderFlow) {
+    expect_address_error_naming_the_address(TimingMode::Flow);
 }
 
 namespace {
@@ -290,7 +296,7 @@ struct BlackHole : sc_core::sc_module {
 
 TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     DmaEngine dma("dma", cfg.dma, 0);
     BlackHole hole("hole");
     nctlm::bind(dma.socket, hole.socket, "dma_hole");
@@ -308,7 +314,7 @@ TEST(Dma, TransfersStillInFlightAtTheEndAreReported) {
 
 TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny", {"dma.channels=1"});
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.channels=1"});
     Platform p("top", cfg);
     // Two queues, three descriptors each, one channel: service alternates q0, q1, q0, q1...
     std::vector<DmaDescriptor> d(6);
@@ -328,10 +334,42 @@ TEST(Dma, QueuesShareChannelsRoundRobinAndKeepOrderWithinAQueue) {
     EXPECT_LT(start(2), start(5));
 }
 
+// Issue 24: under channel_release=on_response the channel waits for its descriptor's completion,
+// and the poster may post the same descriptor again from on_complete, to another queue (traffic
+// with window=1 does). The channel used to read the descriptor's queue after that and freed the
+// new queue's slot instead of its own: the counter wrapped and the new queue never got a channel.
+TEST(Dma, OnResponseChannelLetsGoOfADescriptorTheCallbackReposts) {
+    init_kernel();
+    PlatformConfig cfg = test::load_platform("tiny", {"dma.channel_release=on_response", "dma.channels=1"});
+    Platform p("top", cfg);
+    DmaDescriptor d;
+    int done = 0;
+    d.bytes = 2048;
+    d.on_complete = [&](DmaDescriptor& x) {
+        if (++done == 12)
+            return;
+        x.address += 4096;
+        x.queue = (x.queue + 1) % cfg.dma.queues;  // another queue each time
+        p.tiles[0].pe.post_dma(x);
+    };
+    simulate(p, [&](Platform& plat) { plat.tiles[0].pe.post_dma(d); });
+    EXPECT_EQ(done, 12);
+    EXPECT_TRUE(p.outstanding_report().empty());
+}
+
+TEST(Dma, OnResponseDmaTrafficWithWindowOneFinishesOnEveryPlatform) {
+    for (const char* platform : {"tiny", "trn1", "trn2"}) {
+        auto r = test::run_cli(std::string("run -p ") + platform +
+                               " -t traffic --set testbench.path=dma --set dma.channel_release=on_response "
+                               "--set testbench.window=1 --set 'testbench.duration=2 us' --set 'testbench.warmup=1 us' -q");
+        EXPECT_EQ(r.exit_code, 0) << platform << ": " << r.err;
+    }
+}
+
 TEST(Dma, AWritePostedLaterDoesNotDelayReadDataAlreadyStreamingIn) {
     init_kernel();
     // Closed pages: the second read of the same rows must be a miss like the first, not a row hit.
-    PlatformConfig cfg = load_platform("tiny", {"hbm.functional=false", "hbm.page_policy=closed"});
+    PlatformConfig cfg = test::load_platform("tiny", {"hbm.functional=false", "hbm.page_policy=closed"});
     Platform p("top", cfg);
     DmaDescriptor alone, read, write;
     simulate(p, [&](Platform& plat) {

@@ -19,13 +19,6 @@ using namespace nctlm;
 
 namespace {
 
-PlatformConfig load_platform(const std::string& name, const std::vector<std::string>& sets = {}) {
-    ConfigTree t = ConfigTree::from_file(test::platform(name));
-    for (auto& s : sets)
-        t.set(s);
-    return PlatformConfig::load(t);
-}
-
 // A user's own initiator: plain generic payloads (no extension, no memory manager), one request
 // at a time on the socket as the base protocol wants, answers taken at once.
 // The base protocol wants a memory manager on every nb_transport payload (the protocol checker,
@@ -126,7 +119,7 @@ TEST(BackPressure, AFullQueueDelaysEndReq) {
     init_kernel();
     // One PC, a read queue of 32 entries (1 KiB) and no ingress buffer: a second 1 KiB read to the
     // same PC cannot be accepted until the scheduler has taken the first.
-    PlatformConfig cfg = load_platform("tiny", {"hbm.ingress_queue=0"});
+    PlatformConfig cfg = test::load_platform("tiny", {"hbm.ingress_queue=0"});
     AddressMap map(cfg.hbm);
     HbmController hbm("hbm", cfg.hbm, map, 0);
     PlainInitiator init("init");
@@ -159,7 +152,7 @@ TEST(BackPressure, AFullQueueDelaysEndReq) {
 
 TEST(PlainPayload, HbmControllerAnswersAForeignInitiator) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");  // functional
+    PlatformConfig cfg = test::load_platform("tiny");  // functional
     AddressMap map(cfg.hbm);
     HbmController hbm("hbm", cfg.hbm, map, 1);
     PlainInitiator init("init");
@@ -181,7 +174,7 @@ TEST(PlainPayload, HbmControllerAnswersAForeignInitiator) {
 
 TEST(PlainPayload, NocCarriesAForeignInitiatorsPayloadAndRemovesItsExtension) {
     init_kernel();
-    PlatformConfig cfg = load_platform("tiny");
+    PlatformConfig cfg = test::load_platform("tiny");
     PlainNoc plain(cfg);
     const AddressMap& map = plain.map;
     PlainInitiator& init = plain.init;
@@ -202,7 +195,7 @@ TEST(PlainPayload, NocCarriesAForeignInitiatorsPayloadAndRemovesItsExtension) {
 void traced_plain_write_then_read(const std::vector<std::string>& sets) {
     init_kernel();
     trace().enable();
-    PlatformConfig cfg = load_platform("tiny", sets);
+    PlatformConfig cfg = test::load_platform("tiny", sets);
     PlainNoc plain(cfg);
     const AddressMap& map = plain.map;
     PlainInitiator& init = plain.init;

@@ -1,0 +1,349 @@
+// The flow solver (models/flow/flow_solver.h) without a kernel: finish times of textbook cases,
+// max-min fairness against a per-flow reference on random instances, and finish times against a
+// fluid integration in small steps.
+#include "models/flow/flow_solver.h"
+#include "tests/xorshift.h"
+
+#include <algorithm>
+#include <cmath>
+#include <gtest/gtest.h>
+#include <map>
+
+using namespace nctlm::flow;
+
+namespace {
+
+std::map<uint64_t, double> run(FlowSolver& s, double until = 1e12) {
+    std::map<uint64_t, double> done;
+    s.advance(until, [&](uint64_t tag, double t) { done[tag] = t; });
+    return done;
+}
+
+} // namespace
+
+TEST(FlowSolver, OneFlowTakesBytesOverCapacityAfterItsJoin) {
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(10);  // 10 B/ns
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_flow(c, 1000, 5, 7);
+    auto done = run(s);
+    ASSERT_EQ(done.size(), 1u);
+    EXPECT_DOUBLE_EQ(done[7], 105);
+}
+
+TEST(FlowSolverFair, TwoFlowsShareThenTheSurvivorSpeedsUp) {
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(10);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_flow(c, 100, 0, 1);
+    s.add_flow(c, 300, 0, 2);
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[1], 20);  // 5 B/ns each
+    EXPECT_DOUBLE_EQ(done[2], 40);  // 100 moved by 20, the other 200 at 10 B/ns
+}
+
+TEST(FlowSolverFair, MaxMinOnTwoLinks) {
+    // L1 (1 B/ns) and L2 (2 B/ns); f1 crosses both, f2 only L2, f3 only L1: L1 is the bottleneck of
+    // f1 and f3 (0.5 each), f2 takes what L2 has left (1.5).
+    FlowSolver s(Sharing::Fair);
+    uint32_t l1 = s.add_resource(1), l2 = s.add_resource(2);
+    uint32_t c1 = s.add_class({{l1, 1}, {l2, 1}}), c2 = s.add_class({{l2, 1}}), c3 = s.add_class({{l1, 1}});
+    s.add_flow(c1, 1e6, 0, 1);
+    s.add_flow(c2, 1e6, 0, 2);
+    s.add_flow(c3, 1e6, 0, 3);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_DOUBLE_EQ(s.class_rate(c1), 0.5);
+    EXPECT_DOUBLE_EQ(s.class_rate(c3), 0.5);
+    EXPECT_DOUBLE_EQ(s.class_rate(c2), 1.5);
+}
+
+TEST(FlowSolverFair, UsageWeightSplitsAFlowOverResources) {
+    // Half of each byte on each of two pseudo-channels of 4 B/ns: the flow moves 8 B/ns; a second
+    // flow entirely on the first one leaves it 2 + 2 (max-min with weights 0.5 and 1).
+    FlowSolver s(Sharing::Fair);
+    uint32_t a = s.add_resource(4), b = s.add_resource(4);
+    uint32_t split = s.add_class({{a, 0.5}, {b, 0.5}}), hot = s.add_class({{a, 1}});
+    s.add_flow(split, 1e6, 0, 1);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_DOUBLE_EQ(s.class_rate(split), 8);
+    s.add_flow(hot, 1e6, 0, 2);
+    s.advance(0, [](uint64_t, double) {});
+    // Equal rates x on a: 0.5 x + x = 4 -> x = 8/3; b is not full, but split is fixed at a.
+    EXPECT_NEAR(s.class_rate(split), 8.0 / 3, 1e-12);
+    EXPECT_NEAR(s.class_rate(hot), 8.0 / 3, 1e-12);
+}
+
+TEST(FlowSolverFair, RateBoundCapsAFlow) {
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(10);
+    uint32_t slow = s.add_class({{r, 1}}, 2), fast = s.add_class({{r, 1}});
+    s.add_flow(slow, 1e6, 0, 1);
+    s.add_flow(fast, 1e6, 0, 2);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_DOUBLE_EQ(s.class_rate(slow), 2);
+    EXPECT_DOUBLE_EQ(s.class_rate(fast), 8);
+}
+
+TEST(FlowSolver, OutagesStopTheFlowsCrossingThem) {
+    // 100 B at 1 B/ns with the resource down during [30, 40), [130, 140), ...: done at 110.
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(1);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_outage({r}, 30, 100, 10);
+    s.add_flow(c, 100, 0, 1);
+    auto done = run(s, 1000);
+    EXPECT_DOUBLE_EQ(done[1], 110);
+}
+
+TEST(FlowSolver, ZeroByteFlowIsDoneAtItsJoin) {
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(1);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_flow(c, 0, 12, 1);
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[1], 12);
+}
+
+TEST(FlowSolverFair, AdvanceStopsAtTheTimeAskedAndResumes) {
+    FlowSolver s(Sharing::Fair);
+    uint32_t r = s.add_resource(1);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_flow(c, 100, 0, 1);
+    EXPECT_TRUE(run(s, 50).empty());
+    EXPECT_DOUBLE_EQ(s.now(), 50);
+    s.add_flow(c, 10, 50, 2);  // shares from 50: 50 B left for flow 1 at 0.5 B/ns
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[2], 70);
+    EXPECT_DOUBLE_EQ(done[1], 110);  // 10 B more by 70, then 40 B at 1 B/ns
+}
+
+// Max-min fairness characterised per flow (Bertsekas & Gallager): every flow crosses a full
+// resource on which no other flow has a larger rate (or is at its bound). Random instances, classes
+// with several flows: the per-class solution must give every flow such a bottleneck.
+TEST(FlowSolverFair, EveryFlowHasABottleneckOnRandomInstances) {
+    nctlm::test::XorShift64 rng{24};
+    for (int trial = 0; trial < 300; ++trial) {
+        FlowSolver s(Sharing::Fair);
+        const int nr = 1 + int(rng() % 8), nc = 1 + int(rng() % 8);
+        std::vector<double> cap;
+        for (int r = 0; r < nr; ++r) {
+            cap.push_back(0.5 + double(rng() % 1000) / 100);
+            s.add_resource(cap.back());
+        }
+        std::vector<std::vector<Usage>> usage(nc);
+        std::vector<double> bound(nc, kNever);
+        std::vector<int> flows(nc);
+        for (int c = 0; c < nc; ++c) {
+            for (int r = 0; r < nr; ++r)
+                if (rng() % 3 == 0)
+                    usage[c].push_back({uint32_t(r), 0.1 + double(rng() % 100) / 50});
+            if (usage[c].empty() || rng() % 5 == 0)
+                bound[c] = 0.1 + double(rng() % 100) / 20;
+            uint32_t id = s.add_class(usage[c], bound[c]);
+            flows[c] = 1 + int(rng() % 4);
+            for (int f = 0; f < flows[c]; ++f)
+                s.add_flow(id, 1e9, 0, uint64_t(c * 10 + f));
+        }
+        s.advance(0, [](uint64_t, double) {});
+        std::vector<double> rate(nc), load(nr, 0);
+        for (int c = 0; c < nc; ++c) {
+            rate[c] = s.class_rate(uint32_t(c));
+            for (auto& u : usage[c])
+                load[u.resource] += flows[c] * u.weight * rate[c];
+        }
+        for (int r = 0; r < nr; ++r)
+            EXPECT_LE(load[r], cap[r] * (1 + 1e-9)) << "trial " << trial << " resource " << r;
+        for (int c = 0; c < nc; ++c) {
+            bool bottleneck = rate[c] >= bound[c] * (1 - 1e-9);
+            for (auto& u : usage[c]) {
+                if (load[u.resource] < cap[u.resource] * (1 - 1e-9))
+                    continue;
+                bool largest = true;
+                for (int o = 0; o < nc; ++o)
+                    for (auto& v : usage[o])
+                        if (v.resource == u.resource && rate[o] > rate[c] * (1 + 1e-9))
+                            largest = false;
+                bottleneck = bottleneck || largest;
+            }
+            EXPECT_TRUE(bottleneck) << "trial " << trial << " class " << c << " rate " << rate[c];
+        }
+    }
+}
+
+// Finish times against a fluid integration in steps of 1e-3 ns: flows join at random times.
+TEST(FlowSolverFair, FinishTimesMatchAFluidIntegration) {
+    nctlm::test::XorShift64 rng{7};
+    for (int trial = 0; trial < 10; ++trial) {
+        FlowSolver s(Sharing::Fair);
+        const int nr = 3;
+        std::vector<double> cap = {4, 2, 6};
+        for (double c : cap)
+            s.add_resource(c);
+        std::vector<std::vector<Usage>> usage = {{{0, 1}}, {{0, 0.5}, {1, 0.5}}, {{1, 1}, {2, 1}}, {{2, 0.25}}};
+        for (auto& u : usage)
+            s.add_class(u);
+        struct F {
+            int c;
+            double join, bytes, left, done = -1;
+        };
+        std::vector<F> fs;
+        for (int f = 0; f < 12; ++f) {
+            F x{int(rng() % usage.size()), double(rng() % 50), 20 + double(rng() % 200), 0};
+            x.left = x.bytes;
+            fs.push_back(x);
+            s.add_flow(uint32_t(x.c), x.bytes, x.join, uint64_t(f));
+        }
+        auto done = run(s);
+        // Reference: at each step, max-min per flow with a naive progressive filling.
+        const double dt = 1e-3;
+        for (double t = 0; t < 2000; t += dt) {
+            std::vector<int> act;
+            for (size_t f = 0; f < fs.size(); ++f)
+                if (fs[f].join <= t + 1e-12 && fs[f].done < 0)
+                    act.push_back(int(f));
+            if (act.empty() && t > 60)
+                break;
+            std::vector<double> rem(cap), rate(fs.size(), 0);
+            std::vector<bool> fixed(fs.size(), false);
+            size_t unfixed = act.size();
+            while (unfixed) {
+                double share = kNever;
+                for (int r = 0; r < nr; ++r) {
+                    double d = 0;
+                    for (int f : act)
+                        if (!fixed[f])
+                            for (auto& u : usage[fs[f].c])
+                                if (int(u.resource) == r)
+                                    d += u.weight;
+                    if (d > 0)
+                        share = std::min(share, rem[r] / d);
+                }
+                for (int r = 0; r < nr; ++r) {
+                    double d = 0;
+                    for (int f : act)
+                        if (!fixed[f])
+                            for (auto& u : usage[fs[f].c])
+                                if (int(u.resource) == r)
+                                    d += u.weight;
+                    if (d > 0 && rem[r] / d <= share * (1 + 1e-12))
+                        for (int f : act)
+                            if (!fixed[f])
+                                for (auto& u : usage[fs[f].c])
+                                    if (int(u.resource) == r && !fixed[f]) {
+                                        fixed[f] = true;
+                                        rate[f] = share;
+                                        --unfixed;
+                                        for (auto& v : usage[fs[f].c])
+                                            rem[v.resource] -= v.weight * share;
+                                    }
+                }
+            }
+            for (int f : act) {
+                fs[f].left -= rate[f] * dt;
+                if (fs[f].left <= 0)
+                    fs[f].done = t + dt + fs[f].left / rate[f];
+            }
+        }
+        for (size_t f = 0; f < fs.size(); ++f)
+            EXPECT_NEAR(done[f], fs[f].done, 0.05) << "trial " << trial << " flow " << f;
+    }
+}
+
+// ---- in order: the oldest flow first ---------------------------------------------------------
+
+TEST(FlowSolverInOrder, EqualFlowsFinishOneAfterTheOther) {
+    FlowSolver s(Sharing::InOrder);
+    uint32_t r = s.add_resource(10);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_flow(c, 100, 0, 1);
+    s.add_flow(c, 100, 0, 2);
+    s.add_flow(c, 100, 0, 3);
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[1], 10);
+    EXPECT_DOUBLE_EQ(done[2], 20);
+    EXPECT_DOUBLE_EQ(done[3], 30);
+}
+
+TEST(FlowSolverInOrder, YoungerFlowsTakeWhatOlderOnesLeave) {
+    // L1 (1 B/ns), L2 (2 B/ns); the oldest crosses both and fills L1 at 1; the next on L2 takes
+    // the 1 left there; the youngest on L1 gets nothing until the oldest is done.
+    FlowSolver s(Sharing::InOrder);
+    uint32_t l1 = s.add_resource(1), l2 = s.add_resource(2);
+    uint32_t c1 = s.add_class({{l1, 1}, {l2, 1}}), c2 = s.add_class({{l2, 1}}), c3 = s.add_class({{l1, 1}});
+    s.add_flow(c1, 10, 0, 1);
+    s.add_flow(c2, 1e6, 0, 2);
+    s.add_flow(c3, 10, 0, 3);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_DOUBLE_EQ(s.class_rate(c1), 1);
+    EXPECT_DOUBLE_EQ(s.class_rate(c2), 1);
+    EXPECT_DOUBLE_EQ(s.class_rate(c3), 0);
+    auto done = run(s, 100);
+    EXPECT_DOUBLE_EQ(done[1], 10);
+    EXPECT_DOUBLE_EQ(done[3], 20);
+    EXPECT_DOUBLE_EQ(s.class_rate(c2), 2);
+}
+
+TEST(FlowSolverInOrder, AJoinLeavesOlderFlowsAlone) {
+    FlowSolver s(Sharing::InOrder);
+    uint32_t a = s.add_resource(4), b = s.add_resource(4);
+    uint32_t split = s.add_class({{a, 0.5}, {b, 0.5}}), hot = s.add_class({{a, 1}});
+    s.add_flow(split, 80, 0, 1);  // 8 B/ns: both full
+    s.add_flow(hot, 40, 5, 2);    // joins at 5, nothing left until 10
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[1], 10);
+    EXPECT_DOUBLE_EQ(done[2], 20);
+}
+
+TEST(FlowSolverInOrder, OutageAfterAnIdleGapStartsFromItsPhase) {
+    // Down [100k + 30, 100k + 40): a flow joining at 1035 waits until 1040.
+    FlowSolver s(Sharing::InOrder);
+    uint32_t r = s.add_resource(1);
+    uint32_t c = s.add_class({{r, 1}});
+    s.add_outage({r}, 30, 100, 10);
+    s.add_flow(c, 10, 1035, 1);
+    auto done = run(s, 5000);
+    EXPECT_DOUBLE_EQ(done[1], 1050);
+}
+
+// The in-order allocation against a direct one over flows (oldest first, each the minimum over its
+// resources of what is left), on random instances with several flows per class.
+TEST(FlowSolverInOrder, RatesEqualAnOldestFirstAllocationOverFlows) {
+    nctlm::test::XorShift64 rng{99};
+    for (int trial = 0; trial < 300; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int nr = 1 + int(rng() % 6), nc = 1 + int(rng() % 6);
+        std::vector<double> cap;
+        for (int r = 0; r < nr; ++r) {
+            cap.push_back(0.5 + double(rng() % 1000) / 100);
+            s.add_resource(cap.back());
+        }
+        std::vector<std::vector<Usage>> usage(nc);
+        for (int c = 0; c < nc; ++c) {
+            usage[c].push_back({uint32_t(rng() % nr), 0.1 + double(rng() % 100) / 50});
+            for (int r = 0; r < nr; ++r)
+                if (rng() % 3 == 0 && r != int(usage[c][0].resource))
+                    usage[c].push_back({uint32_t(r), 0.1 + double(rng() % 100) / 50});
+            s.add_class(usage[c]);
+        }
+        std::vector<int> order;  // the class of each flow, oldest first
+        for (int f = 0; f < 10; ++f) {
+            order.push_back(int(rng() % nc));
+            s.add_flow(uint32_t(order.back()), 1e9, 0, uint64_t(f));
+        }
+        s.advance(0, [](uint64_t, double) {});
+        std::vector<double> rem(cap);
+        std::vector<double> rate(nc, -1);
+        for (int c : order) {
+            if (rate[c] >= 0)
+                continue;  // behind its class's oldest: waits
+            double x = kNever;
+            for (auto& u : usage[c])
+                x = std::min(x, rem[u.resource] / u.weight);
+            rate[c] = x;
+            for (auto& u : usage[c])
+                rem[u.resource] -= u.weight * x;
+        }
+        for (int c = 0; c < nc; ++c)
+            EXPECT_NEAR(s.class_rate(uint32_t(c)), std::max(0.0, rate[c]), 1e-9) << "trial " << trial << " class " << c;
+    }
+}
