@@ -21,24 +21,28 @@ MemorySystemNames MemorySystemNames::of(Platform& p) {
     return n;
 }
 
-void MemorySystemNames::add_use(std::vector<ResourceUse>& out, bool busiest_pc) const {
+void MemorySystemNames::add_use(std::vector<ResourceUse>& out, bool busiest_pc, double window_ns) const {
+    // The memory models' utilizations are over the whole simulated time; the window (a kernel's
+    // profiled span, after its launch overhead, when nothing moves) rescales them to it.
     double elapsed = now_ns();
+    double window = window_ns > 0 ? window_ns : elapsed;
+    double scale = window > 0 ? elapsed / window : 1;
     for (size_t s = 0; s < stacks.size(); ++s) {
-        out.push_back({fmt::format("hbm stack {}", s), stats().value(stacks[s] + ".utilization")});
-        if (!busiest_pc || elapsed <= 0)
+        out.push_back({fmt::format("hbm stack {}", s), scale * stats().value(stacks[s] + ".utilization")});
+        if (!busiest_pc || window <= 0)
             continue;
         ResourceUse pc{"", -1};
         for (uint32_t c = 0; c < pseudo_channels; ++c) {
-            double u = stats().value(fmt::format("{}.pc{}.busy_ns", stacks[s], c)) / elapsed;
+            double u = stats().value(fmt::format("{}.pc{}.busy_ns", stacks[s], c)) / window;
             if (u > pc.utilization)
                 pc = {fmt::format("hbm stack {} pc {}", s, c), u};
         }
         out.push_back(pc);
     }
     for (size_t t = 0; t < dmas.size(); ++t)
-        out.push_back({fmt::format("tile {} dma engines", t), stats().value(dmas[t] + ".utilization")});
+        out.push_back({fmt::format("tile {} dma engines", t), scale * stats().value(dmas[t] + ".utilization")});
     for (auto& l : links)
-        out.push_back({"noc " + l, stats().value(noc + "." + l + ".utilization")});
+        out.push_back({"noc " + l, scale * stats().value(noc + "." + l + ".utilization")});
 }
 
 std::string resource_kind(const std::string& r) {

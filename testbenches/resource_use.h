@@ -21,9 +21,10 @@ struct MemorySystemNames {
     std::string noc;
     uint32_t pseudo_channels = 0;
     static MemorySystemNames of(Platform& p);
-    // Every HBM stack, tile DMA block and NoC link with its utilization over the run; with
-    // `busiest_pc`, also each stack's busiest pseudo-channel (a hot spot the stack's mean hides).
-    void add_use(std::vector<ResourceUse>& out, bool busiest_pc = false) const;
+    // Every HBM stack, tile DMA block and NoC link with its utilization over `window_ns` (0: the
+    // whole run); with `busiest_pc`, also each stack's busiest pseudo-channel (a hot spot the
+    // stack's mean hides).
+    void add_use(std::vector<ResourceUse>& out, bool busiest_pc = false, double window_ns = 0) const;
 };
 
 // "hbm", "noc", "dma" (a tile's DMA engines), "dma issue" (a PE's descriptor generation) or "engine".

@@ -75,17 +75,17 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .assumed("", "address map: no public Trainium map; chosen so a 2 KiB burst spans two bank groups"),
         text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group")
             .assumed("", "address map: no public Trainium map"),
-        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 tCK; " INI ")", kDramTimingMax)
+        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC-class HBM2 timing)"),
-        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 tCK; " INI ")", kDramTimingMax)
+        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 tCK; " INI ")", kDramTimingMax)
+        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini: tRAS + tRP"),
-        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 tCK; " INI ")", kDramTimingMax)
+        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 tCK; " INI ")", kDramTimingMax)
+        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
@@ -107,7 +107,7 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .documented("DRAMsim3 read_to_write rule with the ini values"),
         duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 tCK; " INI ")", kDramTimingMax)
+        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini tRTP_L"),
         duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")", kRefreshIntervalMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC 3.9 us)"),

@@ -99,6 +99,9 @@ struct Program {
     std::function<void()> barrier;
     // PeRunRecord's per-DMA lists (issue and load-done times): off for programs of unbounded length.
     bool dma_records = true;
+    // Launched by the runtime: pays pe.launch_overhead first. False for a later kernel of the same
+    // compiled step (a graph's ops after its first run back to back in one launch).
+    bool launched = true;
     // What a semaphore counts, for deadlock reports ("loads into buffer 'k' copy 1"); optional.
     std::function<std::string(uint32_t)> semaphore_name;
     uint64_t size() const {

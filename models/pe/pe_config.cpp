@@ -97,6 +97,14 @@ const FieldList<PeConfig>& PeConfig::fields() {
                      "a PE DMA instruction is cut into descriptors of this size (32 KiB per transfer per engine)")
             .documented("NKI performance guide, Opt #9: 16 DMA transfers of 32KiB each, 'larger than 32KiB to "
                         "achieve ideal bandwidth' (stated for Trainium/Inferentia2)"),
+        duration("launch_overhead", &C::launch_overhead, "0 ns",
+                 "per kernel: the runtime's launch -> the core's sequencer starts (doorbell, instruction "
+                 "fetch, semaphore reset, DMA ring set-up); outside the profiled window (sim_time_ns), inside "
+                 "the kernel's device latency (device_ns)")
+            .calibrated("x0.5..x2", "the smallest whole-kernel latency published: nki-samples' global average "
+                                    "pool (1x512x7x7 fp32) at 14 us p99 (test_adaptive_avg_pool2d.py; threshold = "
+                                    "measured x 1.05), less the model's device time of a kernel of that size "
+                                    "(docs/validation/silicon.md); the split among its parts is not public"),
         duration("pipeline_fill", &C::pipeline_fill, "60 ns",
                  "kernel launch -> first instruction issued (calibrated)")
             .calibrated("x0.5..x2", "pipeline fill of the small-tile study"),

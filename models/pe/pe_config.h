@@ -42,6 +42,7 @@ struct PeConfig {
     Bandwidth dma_bandwidth;           // achievable rate of PE-issued 2-D transfers
     uint64_t dma_descriptor_bytes = 0; // a DMA instruction is cut into descriptors of this size
     // Sequencer.
+    Duration launch_overhead; // runtime's launch -> the sequencer starts (per kernel, outside the profile's span)
     Duration pipeline_fill; // kernel launch -> first instruction issued
     Duration pipeline_tail; // last completion -> kernel-done visible
 

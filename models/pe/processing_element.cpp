@@ -47,6 +47,11 @@ PeRunRecord ProcessingElement::execute(const Program& program) {
     early_.assign(program.semaphores, {});
     pending_ = program.size();
     record_ = PeRunRecord{};
+    record_.submit_ns = now_ns();
+    // Launch: doorbell, instruction fetch, semaphore reset and DMA ring set-up before the sequencer
+    // runs (a profile's kernel span starts after it).
+    if (program.launched && cfg_.launch_overhead.ns > 0)
+        sc_core::wait(to_sc(cfg_.launch_overhead));
     record_.launch_ns = now_ns();
     record_.tiles.resize(program.tiles);
     // Fill: the sequencer fetches and decodes the first instructions before anything issues.

@@ -39,7 +39,8 @@ struct Interval {
 
 // Timing of one executed program.
 struct PeRunRecord {
-    double launch_ns = 0;                             // execute() called
+    double submit_ns = 0;                             // execute() called: the runtime launches the kernel
+    double launch_ns = 0;                             // + launch overhead: the sequencer starts
     double done_ns = 0;                               // last instruction completed
     double end_ns = 0;                                // + pipeline tail: the kernel is done
     std::vector<std::array<Interval, kStages>> tiles; // per tile, per stage: first start .. last end

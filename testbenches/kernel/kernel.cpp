@@ -148,9 +148,10 @@ nlohmann::json KernelTestbench::results() const {
         r["error"] = "the kernel did not finish";
         return r;
     }
-    double start = 1e300, end = 0;
+    double start = 1e300, end = 0, submit = 1e300;
     for (auto& in : instances_) {
         start = std::min(start, in.record.launch_ns);
+        submit = std::min(submit, in.record.submit_ns);
         end = std::max(end, in.record.end_ns);
     }
     const double wall = end - start;
@@ -179,7 +180,7 @@ nlohmann::json KernelTestbench::results() const {
                                                                 total.per_unit[size_t(Unit::DmaOut)]
                                                           : total.per_unit[size_t(units[e].second)]}};
     }
-    memory_.add_use(use, true);
+    memory_.add_use(use, true, wall);
     ResourceUse most = busiest(use);
     // Time the matmuls would take at the tensor engines' peak, per dtype, over the wall: the
     // fraction of peak (exact for mixed dtypes too).
@@ -195,6 +196,8 @@ nlohmann::json KernelTestbench::results() const {
         return t;
     }();
     r["sim_time_ns"] = wall;
+    r["launch_overhead_ns"] = start - submit;
+    r["device_ns"] = end - submit;  // the kernel's device latency, launch included (neuron-bench's nc_latency)
     r["engines"] = engines;
     r["dma"] = {{"instructions_in", total.per_unit[size_t(Unit::DmaIn)]},
                 {"instructions_out", total.per_unit[size_t(Unit::DmaOut)]},

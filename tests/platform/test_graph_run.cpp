@@ -224,3 +224,25 @@ TEST(GraphRun, LlamaDecodeLayerNextToTheBytesBound) {
     EXPECT_GT(model_ns / bound_ns, 1.8) << model_ns << " ns: closer to the bound than docs/models.md says; update it";
     EXPECT_LT(model_ns / bound_ns, 2.6) << model_ns << " ns: further from the bound than docs/models.md says; update it";
 }
+
+// A graph step is one launch: pe.launch_overhead is paid once, before the first op, not per op
+// (refresh off: otherwise the later start moves where HBM refreshes fall). One run per process.
+TEST(GraphRun, TheStepPaysOneLaunchOverhead) {
+    std::string file = test::temp_file(mlp_graph(2, 1).dump(), ".json");
+    auto run_with = [&](const char* overhead) {
+        std::string stats = test::temp_file("", ".json");
+        auto r = test::run_cli("run -p " + test::platform("trn1") + " -t graph -w " + file +
+                               " --set hbm.refresh=off --set pe.launch_overhead=" + overhead + " -q -o " + stats);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        std::ifstream in(stats);
+        json report = json::parse(in, nullptr, false);
+        std::remove(stats.c_str());
+        return report.is_discarded() ? json::object() : report["results"];
+    };
+    json none = run_with("0ns"), some = run_with("7us");
+    ASSERT_GT(none["ops"].size(), 1u);
+    EXPECT_NEAR(some["latency_ns"].get<double>(), none["latency_ns"].get<double>() + 7000, 1e-6);
+    EXPECT_NEAR(some["ops"][0]["time_ns"].get<double>(), none["ops"][0]["time_ns"].get<double>() + 7000, 1e-6);
+    for (size_t i = 1; i < none["ops"].size(); ++i)
+        EXPECT_NEAR(some["ops"][i]["time_ns"].get<double>(), none["ops"][i]["time_ns"].get<double>(), 1e-6) << i;
+}

@@ -3,10 +3,12 @@
 // run-time deadlock report.
 #include "models/pe/processing_element.h"
 #include "tests/support.h"
+#include "tests/xorshift.h"
 #include "testbenches/testbench.h"
 
 #include <algorithm>
 #include <cstdlib>
+#include <fmt/format.h>
 #include <fstream>
 #include <new>
 #include <gtest/gtest.h>
@@ -76,6 +78,44 @@ TEST(KernelRun, GemmFlopsAndFractionOfPeakFollowFromTheShape) {
     EXPECT_GT(r["fraction_of_peak"].get<double>(), 0.1);
     EXPECT_LE(r["fraction_of_peak"].get<double>(), 1.0);
     EXPECT_EQ(r["engines"]["tensor"]["instructions"], (512u / 128) * (1024u / 512) * (1024u / 128));
+}
+
+// pe.launch_overhead (per kernel: launch, instruction fetch, semaphore and DMA ring set-up) is paid
+// before the sequencer starts: the device latency is the profiled window plus exactly that, and the
+// window itself does not move (refresh off: with refresh on, a later start meets the refreshes
+// elsewhere). On random platforms, kernels and overheads.
+TEST(KernelRun, LaunchOverheadPrecedesTheProfiledWindow) {
+    test::XorShift64 rng{22};
+    const std::vector<std::pair<std::string, std::vector<std::string>>> kernels = {
+        {"add", {"kernel.ROWS=300", "kernel.COLS=256"}},
+        {"gemm", {"kernel.M=256", "kernel.K=256", "kernel.N=512", "kernel.BM=256", "kernel.BN=512", "kernel.BK=256"}},
+        {"softmax", {"kernel.ROWS=256", "kernel.COLS=512"}}};
+    for (int trial = 0; trial < 6; ++trial) {
+        std::string platform = rng() % 2 ? "trn1" : "trn2";
+        auto [kernel, sets] = kernels[rng() % kernels.size()];
+        double overhead_ns = double(rng() % 20000);
+        // One simulation per process: each run in its own.
+        auto run_with = [&](double ns) {
+            std::string stats = test::temp_file("", ".json"), args;
+            for (const std::string& s : sets)
+                args += " --set " + s;
+            test::CliResult r = test::run_cli(fmt::format("run -p {} -t kernel -w {}{} --set hbm.refresh=off "
+                                                          "--set pe.launch_overhead={}ns -q -o {}",
+                                                          platform, kernel, args, ns, stats));
+            EXPECT_EQ(r.exit_code, 0) << r.err;
+            std::ifstream in(stats);
+            json report = json::parse(in, nullptr, false);
+            std::remove(stats.c_str());
+            return report.is_discarded() ? json::object() : report["results"];
+        };
+        const json a = run_with(0), b = run_with(overhead_ns);
+        std::string where = fmt::format("{} on {} with {} ns", kernel, platform, overhead_ns);
+        EXPECT_DOUBLE_EQ(a["launch_overhead_ns"].get<double>(), 0) << where;
+        EXPECT_DOUBLE_EQ(a["device_ns"].get<double>(), a["sim_time_ns"].get<double>()) << where;
+        EXPECT_NEAR(b["launch_overhead_ns"].get<double>(), overhead_ns, 1e-6) << where;
+        EXPECT_NEAR(b["device_ns"].get<double>(), b["sim_time_ns"].get<double>() + overhead_ns, 1e-6) << where;
+        EXPECT_NEAR(b["sim_time_ns"].get<double>(), a["sim_time_ns"].get<double>(), 1e-6) << where;
+    }
 }
 
 TEST(KernelRun, GridInstancesMeetAtBarriersAndRunOnTheirTiles) {
