@@ -5,7 +5,7 @@
 namespace nctlm {
 
 // Host, PCIe link, runtime and the analytic device-kernel cost; mirrors `host.*` in the platform
-// YAML. Every key has a default (the trn1 calibration, docs/calibration.md (host)), so a platform
+// YAML. Every key has a default (the trn1 calibration, docs/calibration.md, docs/validation/host.md), so a platform
 // that does not model the host may leave the section out.
 struct HostConfig {
     // host/Host: one CPU thread's copy rate by where the data is: streaming from DRAM, or while the
