@@ -20,7 +20,7 @@ const FieldList<HostWorkload>& HostWorkload::fields() {
               "clone(); part of the timed to_device)"),
         choice("dtype", &C::dtype, {{"fp32", DType::Fp32}, {"bf16", DType::Bf16}}, "fp32", "element type"),
         flag("pinned", &C::pinned, "false", "inputs already resident on the device (no host->device copy)"),
-        flag("host_pinned", &C::host_pinned, "false", "host buffers page-locked (no staging memcpy)"),
+        flag("host_pinned", &C::host_pinned, "false", "host buffers page-locked: DMA in place after pinning (no bounce copy)"),
         count("kernels", &C::kernels, "1", 1, 100000, "dependent matmuls in sequence (C = C . B)"),
         flag("barrier", &C::barrier, "true", "mark_step after every kernel; false fuses them into one graph"),
         count("batch", &C::batch, "1", 1, 100000,
