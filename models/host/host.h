@@ -1,5 +1,6 @@
-// The host CPU side: host memory buffers (pageable or pinned) and the CPU memcpy that stages a
-// pageable tensor through the runtime's pinned bounce buffer. Keeps the staging statistics.
+// The host CPU side: host memory buffers (pageable or pinned) and one host thread's copy rate,
+// which depends on whether the copy's buffers fit in the last-level cache. Keeps the statistics of
+// the CPU time spent copying and pinning.
 #pragma once
 
 #include "models/common/stats.h"
@@ -19,14 +20,21 @@ struct HostBuffer {
 class Host : public sc_core::sc_module {
 public:
     Host(sc_core::sc_module_name name, const HostConfig& cfg);
-    Bandwidth memcpy_bandwidth() const { return cfg_.memcpy_bandwidth; }
-    // Accounts host CPU time spent staging (the time itself is scheduled by the copy).
+    // Copying a tensor of `bytes` (working set: the tensor and its copy, 2 x bytes).
+    Bandwidth tensor_copy_rate(uint64_t bytes) const;
+    // Writing into a freshly allocated destination: every line misses, so the DRAM rate.
+    Bandwidth fresh_copy_rate() const { return cfg_.memcpy_bandwidth; }
+    // One whole-tensor CPU copy of `bytes` (the program's own, e.g. a clone), accounted as staging.
+    Duration copy(uint64_t bytes);
+    // Accounts host CPU time spent staging and pinning (the time itself is scheduled by the copy).
     void staged(uint64_t bytes, double memcpy_ns);
+    void pinned(double pin_ns);
 
 private:
     HostConfig cfg_;
     Counter& staged_bytes_;
     Counter& memcpy_ns_;
+    Counter& pin_ns_;
 };
 
 } // namespace nctlm

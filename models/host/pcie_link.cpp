@@ -15,15 +15,22 @@ PcieLink::Direction::Direction(const std::string& base, Bandwidth bw, int track_
       chunks(stats().counter(base + ".chunks")), link_busy_ns(stats().counter(base + ".link_busy_ns", "ns")),
       transfer_ns(stats().histogram(base + ".transfer_ns", "ns")), bandwidth(bw), track(track_id) {}
 
+TransferParams PcieLink::params(Duration latency, Bandwidth copy) const {
+    return {latency,        cfg_.pcie_max_payload, cfg_.pcie_descriptor_cost, copy,
+            cfg_.page_bytes, cfg_.page_pin_cost,   cfg_.pin_batch_pages};
+}
+
 TransferTimes PcieLink::to_device(const HostBuffer& b) {
-    TransferParams p{cfg_.pcie_h2d_latency, cfg_.pcie_max_payload, host_.memcpy_bandwidth()};
+    // The bounce copy reads the user's tensor: cached or not by its size.
+    TransferParams p = params(cfg_.pcie_h2d_latency, host_.tensor_copy_rate(b.bytes));
     TransferTimes t = schedule_h2d(now_ns(), b.bytes, b.pinned, p, h2d_);
     account(h2d_stats_, t, b.bytes);
     return t;
 }
 
 TransferTimes PcieLink::to_host(const HostBuffer& b) {
-    TransferParams p{cfg_.pcie_d2h_latency, cfg_.pcie_max_payload, host_.memcpy_bandwidth()};
+    // The copy out writes the freshly allocated result tensor.
+    TransferParams p = params(cfg_.pcie_d2h_latency, host_.fresh_copy_rate());
     TransferTimes t = schedule_d2h(now_ns(), b.bytes, b.pinned, p, d2h_);
     account(d2h_stats_, t, b.bytes);
     return t;
@@ -36,6 +43,7 @@ void PcieLink::account(Direction& dir, const TransferTimes& t, uint64_t bytes) {
     dir.link_busy_ns.add(dir.bandwidth.transfer(double(bytes)).ns);
     dir.transfer_ns.add(t.done_ns - t.issue_ns);
     host_.staged(bytes, t.memcpy_ns);
+    host_.pinned(t.pin_ns);
     // One span per transfer: first to last byte on the link (chunks follow back to back).
     if (t.chunks) {
         SpanArgs a;

@@ -1,5 +1,6 @@
 // The host <-> device PCIe link: one pipe per direction (full duplex), each with its own
-// bandwidth and per-transfer latency, transfers cut at max payload. A copy is scheduled on the
+// descriptor DMA rate and per-transfer latency, transfers cut into descriptors, pageable memory
+// through the driver's bounce buffer, page-locked memory pinned and DMA'd in place. A copy is scheduled on the
 // pipe when issued (first come, first served, like an HBM pseudo-channel's available_at); the
 // caller waits on the returned times.
 #pragma once
@@ -33,6 +34,7 @@ private:
         int track;
     };
     void account(Direction& dir, const TransferTimes& t, uint64_t bytes);
+    TransferParams params(Duration latency, Bandwidth copy) const;
     HostConfig cfg_;
     Host& host_;
     BandwidthPipe h2d_, d2h_;

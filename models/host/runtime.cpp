@@ -33,9 +33,13 @@ TensorId Runtime::device_tensor(uint64_t bytes) {
     return TensorId(tensors_.size() - 1);
 }
 
-void Runtime::to_device(TensorId id) {
+void Runtime::to_device(TensorId id, uint32_t host_copies) {
     Tensor& t = tensors_.at(id);
+    double issue_ns = now_ns();
+    if (host_copies > 0)
+        sc_core::wait(until(issue_ns + host_copies * host_.copy(t.host.bytes).ns));
     TransferTimes x = pcie_.to_device(t.host);
+    x.issue_ns = issue_ns;
     t.on_device = true;
     t.device_ready_ns = x.done_ns;
     h2d_.push_back({x.issue_ns, x.done_ns});

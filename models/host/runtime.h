@@ -34,7 +34,9 @@ public:
     TensorId host_tensor(uint64_t bytes, bool host_pinned);
     // A tensor already resident in device memory: no copy needed.
     TensorId device_tensor(uint64_t bytes);
-    void to_device(TensorId t);
+    // Copies a host tensor to the device; `host_copies` whole-tensor CPU copies the program makes of
+    // it first (a benchmark's clone()) run on the host thread and count as part of the copy.
+    void to_device(TensorId t, uint32_t host_copies = 0);
     // Appends C = A . B to the lazy graph; nothing runs until mark_step.
     TensorId matmul(TensorId a, TensorId b, const MatmulShape& shape);
     // Submits the pending graph (no-op when empty).

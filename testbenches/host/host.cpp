@@ -12,9 +12,15 @@ const FieldList<HostWorkload>& HostWorkload::fields() {
     using C = HostWorkload;
     static const FieldList<C> f = {
         count("n", &C::n, nullptr, 1, 65536, "matrix size: an n x n x n matmul"),
+        count("pad_n", &C::pad_n, "0", 0, 65536,
+              "pad B's and C's columns up to a multiple of this when n exceeds it, as a library kernel with a "
+              "fixed column tile does (trntensor: 512); 0 = no padding"),
+        count("host_copies", &C::host_copies, "0", 0, 16,
+              "whole-tensor CPU copies the program makes of each input right before to_device (a benchmark's "
+              "clone(); part of the timed to_device)"),
         choice("dtype", &C::dtype, {{"fp32", DType::Fp32}, {"bf16", DType::Bf16}}, "fp32", "element type"),
         flag("pinned", &C::pinned, "false", "inputs already resident on the device (no host->device copy)"),
-        flag("host_pinned", &C::host_pinned, "false", "host buffers page-locked (no staging memcpy)"),
+        flag("host_pinned", &C::host_pinned, "false", "host buffers page-locked: DMA in place after pinning (no bounce copy)"),
         count("kernels", &C::kernels, "1", 1, 100000, "dependent matmuls in sequence (C = C . B)"),
         flag("barrier", &C::barrier, "true", "mark_step after every kernel; false fuses them into one graph"),
         count("batch", &C::batch, "1", 1, 100000,
@@ -29,6 +35,10 @@ const FieldList<HostWorkload>& HostWorkload::fields() {
 void HostTestbench::configure(const ConfigTree& tree) {
     w_ = tree.load<HostWorkload>("workload");
     where_n_ = tree.where("workload", "n");
+    if (w_.padded_n() != w_.n && w_.kernels > 1)
+        throw ConfigError(fmt::format("{}: workload.pad_n pads C to {} columns, so C = C . B cannot chain; "
+                                      "use kernels: 1 with padding",
+                                      tree.where("workload", "pad_n"), w_.padded_n()));
     // The runtime keeps a record per tensor (a few per kernel and batch entry): bound the graph
     // so memory stays bounded (10^10 records died of bad_alloc at 4.2 GB).
     constexpr uint64_t kMaxOps = 10'000'000;
@@ -64,7 +74,7 @@ void HostTestbench::build(Platform& p) {
     host_ = std::make_unique<Host>("host", cfg);
     pcie_ = std::make_unique<PcieLink>("pcie", cfg, *host_);
     runtime_ = std::make_unique<Runtime>("runtime", cfg, *host_, *pcie_, *kernel_model_, w_.async);
-    MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
+    MatmulShape shape{w_.n, w_.padded_n(), w_.n, w_.dtype};
     analytic::GemmPlan plan;
     std::string problem = plan_kernel(p, shape, plan);
     if (!problem.empty())
@@ -84,17 +94,17 @@ uint64_t HostTestbench::memory_estimate() const {
 
 void HostTestbench::program() {
     Runtime& rt = *runtime_;
-    uint64_t bytes = uint64_t(w_.n) * w_.n * element_bytes(w_.dtype);
-    MatmulShape shape{w_.n, w_.n, w_.n, w_.dtype};
+    MatmulShape shape{w_.n, w_.padded_n(), w_.n, w_.dtype};
+    uint64_t a_bytes = shape.m * shape.k * element_bytes(w_.dtype), b_bytes = shape.k * shape.n * element_bytes(w_.dtype);
     start_ns_ = now_ns();
     std::vector<TensorId>&a = a_, &b = b_, &c = c_;
     for (uint32_t i = 0; i < w_.batch; ++i)
-        for (auto* v : {&a, &b}) {
+        for (auto [v, bytes] : {std::pair{&a, a_bytes}, std::pair{&b, b_bytes}}) {
             if (w_.pinned)
                 v->push_back(rt.device_tensor(bytes));
             else {
                 v->push_back(rt.host_tensor(bytes, w_.host_pinned));
-                rt.to_device(v->back());
+                rt.to_device(v->back(), w_.host_copies);
             }
         }
     c = a;
@@ -141,7 +151,7 @@ nlohmann::json HostTestbench::results() const {
             {"to_device_transfers", rt.to_device_intervals().size()},
             {"to_host_transfers", rt.to_host_intervals().size()},
             {"kernel_model", "chip"},
-            {"analytic_kernel_ms", ms(kernel_model_->matmul(MatmulShape{w_.n, w_.n, w_.n, w_.dtype}).ns)},
+            {"analytic_kernel_ms", ms(kernel_model_->matmul(MatmulShape{w_.n, w_.padded_n(), w_.n, w_.dtype}).ns)},
             {"finished", end_ns_ >= 0}};
 }
 

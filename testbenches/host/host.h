@@ -18,7 +18,9 @@
 namespace nctlm {
 
 struct HostWorkload {
-    uint32_t n = 0; // C[n x n] = A[n x n] . B[n x n]
+    uint32_t n = 0; // C[n x np] = A[n x n] . B[n x np], np = n rounded up to pad_n when n > pad_n
+    uint32_t pad_n = 0;      // pad the output columns to a multiple of this when n exceeds it (0: none)
+    uint32_t host_copies = 0; // whole-tensor CPU copies the program makes of each input before to_device
     DType dtype = DType::Fp32;
     bool pinned = false;      // inputs resident on the device: no host->device copy
     bool host_pinned = false; // host buffers page-locked: no staging memcpy
@@ -27,6 +29,7 @@ struct HostWorkload {
     uint32_t batch = 0;       // independent matmuls per graph (one submission, `batch` kernels)
     bool async = true;        // the runtime does not wait for the device between calls
     bool copy_each = false;   // copy every step's results back (else only the last)
+    uint32_t padded_n() const { return pad_n == 0 || n <= pad_n ? n : (n + pad_n - 1) / pad_n * pad_n; }
     static const FieldList<HostWorkload>& fields();
 };
 

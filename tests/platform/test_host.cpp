@@ -1,5 +1,7 @@
-// The host dispatch path on trn1: the calibration rows (trn1.2xlarge, Neuron runtime 2.31),
-// scaling to nearby sizes, fusion, batching, async overlap and the trace.
+// The host dispatch path on trn1: the calibration rows (trn1.2xlarge, Neuron runtime 2.31), the
+// whole public table they come from and its cross-validation, trn2's own host path, scaling to
+// nearby sizes, fusion, batching, async overlap and the trace.
+#include "models/host/transfer_schedule.h"
 #include "tests/support.h"
 
 #include <fstream>
@@ -40,9 +42,9 @@ TEST(Host, Matmul1024InputsCopiedMatchesTrn1) {
     expect_within(get(r, "kernel_ms"), 0.684, "kernel");
     expect_within(get(r, "to_host_ms"), 0.970, "to_host");
     expect_within(get(r, "total_ms"), 2.935, "total");
-    // The reference overlaps ~0.22 ms; the model gets it from the async runtime, not a constant.
-    EXPECT_GT(get(r, "overlap_ms"), 0.1);
-    EXPECT_LT(get(r, "overlap_ms"), 0.35);
+    // The driver's copies are synchronous and the reference times each step alone: its parts
+    // (3.156 ms) exceed its separately timed total by 0.22 ms, which is no overlap nctlm can show.
+    EXPECT_NEAR(get(r, "overlap_ms"), 0.0, 1e-9);
     EXPECT_EQ(r["submissions"], 1);
     EXPECT_EQ(r["to_device_transfers"], 2);
 }
@@ -75,10 +77,10 @@ TEST(Host, NearbySizesScalePlausibly) {
         double mb = 4.0 * n * n / 1e6;
         double rate = mb / get(x, "to_host_ms") / 1e3; // GB/s
         EXPECT_GT(rate, prev_rate) << "effective copy-back rate grows with size, n=" << n;
-        EXPECT_LT(rate, 5.8) << "never above the link, n=" << n;
+        EXPECT_LT(rate, 16.384) << "never above the descriptor DMA rate, n=" << n;
         prev_rate = rate;
         EXPECT_GT(get(x, "kernel_ms"), get(x, "submission_ms"));
-        EXPECT_GE(get(x, "overlap_ms"), 0.0);
+        EXPECT_GE(get(x, "overlap_ms"), -1e-9);
         EXPECT_LT(get(x, "overlap_ms"), get(x, "kernel_ms"));
     }
     // Small kernels are submission-dominated, large ones compute-dominated.
@@ -118,11 +120,12 @@ TEST(Host, Batching16MatmulsIsOneSubmissionAndFarCheaper) {
 }
 
 TEST(Host, AsyncRuntimeOverlapsWhatSyncSerializes) {
+    // One call: the copies are synchronous and the copy back waits for the kernel, so there is
+    // nothing to overlap either way.
     auto async = run_host("configs/workloads/host_matmul_1024.yaml");
     auto sync = run_host("configs/workloads/host_matmul_1024.yaml", "--set workload.async=false");
     EXPECT_NEAR(get(sync, "overlap_ms"), 0.0, 1e-6);
-    EXPECT_GT(get(async, "overlap_ms"), 0.1);
-    EXPECT_GT(get(sync, "total_ms"), get(async, "total_ms"));
+    EXPECT_NEAR(get(async, "total_ms"), get(sync, "total_ms"), 1e-6);
     // Copy-back of step i overlaps the submission of step i+1 when async.
     auto steps = run_host("configs/workloads/host_unbatched16_256.yaml");
     auto steps_sync = run_host("configs/workloads/host_unbatched16_256.yaml", "--set workload.async=false");
@@ -183,12 +186,13 @@ TEST(Host, TraceShowsCopySubmissionKernelAndCopyBackOnSeparateTracks) {
             EXPECT_GE(v[i].first, v[i - 1].first) << track;
             EXPECT_GE(v[i].first, v[i - 1].second - 1e-6) << track << " spans overlap";
         }
-    // Overlap is visible: the submission starts while the second input is still on the link,
-    // the kernel waits for both, the copy back starts after the kernel.
+    // The driver's copies are synchronous: the submission starts once the second input is on the
+    // device (its host part ends with its last completion), the kernel waits for both, the copy
+    // back starts after the kernel.
     auto& h2d = spans["pcie/h2d"];
     ASSERT_EQ(h2d.size(), 2u);
-    EXPECT_LT(submission[0].first, h2d[1].second);
-    EXPECT_GE(submission[0].first, to_device[1].second - 1e-6);
+    EXPECT_GE(submission[0].first, h2d[1].second - 1e-3);
+    EXPECT_GE(submission[0].first, to_device[1].second - 1e-3);
     EXPECT_GE(kernel[0].first, h2d[1].second);
     EXPECT_GE(kernel[0].first, submission[0].second);
     EXPECT_GE(to_host[0].first, kernel[0].second - 1e-3);  // trace timestamps are rounded to ns
@@ -205,4 +209,115 @@ TEST(Host, KernelRunsOnTheChipsTensorEngines) {
     EXPECT_LT(ratio, 2.05);
     // The analytic kernel (peak rate) is only a cross-check and faster than the simulated pipeline.
     EXPECT_LT(get(base, "analytic_kernel_ms"), get(base, "device_busy_ms"));
+}
+
+namespace {
+
+struct PublicRow {
+    nlohmann::json ref, sim;
+};
+
+// Every row of the public trn1 table (tests/data/trn1_host_dispatch.json) run with its conditions.
+std::vector<PublicRow> run_public_table(const std::string& extra = "") {
+    std::ifstream in(test::source_path("tests/data/trn1_host_dispatch.json"));
+    auto table = nlohmann::json::parse(in);
+    std::vector<PublicRow> rows;
+    for (auto& r : table["rows"]) {
+        std::string set = " --set workload.n=" + std::to_string(r["size"].get<int>()) +
+                          " --set workload.pinned=" + (r["copied"].get<bool>() ? "false" : "true");
+        rows.push_back({r, run_host("configs/workloads/host_matmul_1024.yaml", set + " " + extra)});
+    }
+    return rows;
+}
+
+double rel(const PublicRow& r, const char* k) { return get(r.sim, k) / get(r.ref, k) - 1; }
+
+} // namespace
+
+// The host copy path against every row of the public table its two calibration rows come from
+// (docs/validation/host.md). The shipped latencies are the fit on the 1024 row alone; everything
+// else is predicted. The old fitted-intercept model was off by 30 % on the same figures.
+TEST(Host, PublicTablePredictedFromOneRow) {
+    auto rows = run_public_table();
+    ASSERT_EQ(rows.size(), 14u);
+    double sum = 0, h2d_sum = 0;
+    int n = 0, h2d_n = 0;
+    for (auto& r : rows) {
+        int size = r.ref["size"];
+        std::string what = std::to_string(size) + (r.ref["copied"].get<bool>() ? " copied" : " on device");
+        if (r.ref.value("given", false)) {
+            for (auto* k : {"to_device_ms", "to_host_ms"}) {
+                if (r.ref.contains(k)) {
+                    EXPECT_LE(std::abs(rel(r, k)), 0.05) << what << " " << k;
+                }
+            }
+            continue;
+        }
+        if (r.ref.contains("to_device_ms")) {
+            // Host->device grows faster than linearly (the copies leave the LLC): every row.
+            EXPECT_LE(std::abs(rel(r, "to_device_ms")), 0.35) << what;
+            h2d_sum += std::abs(rel(r, "to_device_ms"));
+            ++h2d_n;
+        }
+        if (size < 512)
+            continue;  // below 1 MiB the public copy-back is far cheaper than any fixed latency allows (gap)
+        for (auto* k : {"to_device_ms", "to_host_ms"}) {
+            if (r.ref.contains(k)) {
+                sum += std::abs(rel(r, k));
+                ++n;
+            }
+        }
+    }
+    EXPECT_LE(h2d_sum / h2d_n, 0.22) << "mean |error| of the not-given host->device rows";
+    EXPECT_LE(sum / n, 0.15) << "mean |error| of the not-given copies from 512^2 up";
+}
+
+// Cross-validation the other way: the device->host latency fitted on the 2048 row predicts the
+// 1024 row. A transfer's latency enters a row once, so runs with it at zero give the fit exactly.
+TEST(Host, CopyBackLatencyFittedOnThe2048RowPredictsThe1024Row) {
+    auto zero = [](const std::string& workload) {
+        return get(run_host(workload, "--set 'host.pcie_d2h_latency=0 us'"), "to_host_ms");
+    };
+    double latency = 3.144 - zero("configs/workloads/host_matmul_2048_pinned.yaml");
+    EXPECT_GT(latency, 0.1);
+    double predicted = zero("configs/workloads/host_matmul_1024.yaml") + latency;
+    EXPECT_LE(std::abs(predicted / 0.970 - 1), 0.05) << predicted;
+}
+
+// trn2's host path differs from trn1's for the documented reasons only: the descriptor DMA rate
+// (the driver: 64 KiB in ~4 us on v2, ~2 us on v3) and the LLC share that decides the copy rate.
+TEST(Host, Trn2HostDiffersFromTrn1ByTheDmaRateAndTheLlcShare) {
+    auto run_on = [](const std::string& platform, int n) {
+        std::string json = test::temp_file("", ".json");
+        auto r = test::run_cli("run -p " + test::platform(platform) + " -t host -w " +
+                               test::source_path("configs/workloads/host_matmul_1024.yaml") +
+                               " --set workload.n=" + std::to_string(n) + " --stats-json " + json);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        std::ifstream in(json);
+        auto j = nlohmann::json::parse(in);
+        std::remove(json.c_str());
+        return j;
+    };
+    for (int n : {512, 1024, 2048}) {
+        auto t1 = run_on("trn1", n), t2 = run_on("trn2", n);
+        auto host = [](const nlohmann::json& j, const char* k) { return j["config"]["host"][k]; };
+        double bytes = 4.0 * n * n;
+        auto dma_ms = [&](const nlohmann::json& j) {
+            return bytes / (parse_bandwidth(host(j, "pcie_d2h_bandwidth").get<std::string>()).bytes_per_s) * 1e3;
+        };
+        // Device->host: same latency, completions and copy-out; only the DMA rate differs.
+        EXPECT_NEAR(get(t1["results"], "to_host_ms") - get(t2["results"], "to_host_ms"), dma_ms(t1) - dma_ms(t2), 1e-6)
+            << n;
+        // Host->device: the DMA rate again, plus the clone and bounce copies at each platform's LLC rule.
+        auto copies_ms = [&](const nlohmann::json& j) {
+            Bandwidth r = copy_rate(uint64_t(2 * bytes), parse_bytes(host(j, "llc_bytes").get<std::string>()),
+                                    parse_bandwidth(host(j, "memcpy_llc_bandwidth").get<std::string>()),
+                                    parse_bandwidth(host(j, "memcpy_bandwidth").get<std::string>()));
+            return 2 * 2 * bytes / r.bytes_per_s * 1e3; // two inputs, each cloned then staged
+        };
+        double expected = dma_ms(t1) - dma_ms(t2);
+        expected = 2 * expected + copies_ms(t1) - copies_ms(t2);
+        EXPECT_NEAR(get(t1["results"], "to_device_ms") - get(t2["results"], "to_device_ms"), expected, 1e-6) << n;
+        EXPECT_GT(get(t1["results"], "to_device_ms"), get(t2["results"], "to_device_ms")) << n;
+    }
 }
