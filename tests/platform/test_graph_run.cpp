@@ -9,6 +9,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <fmt/format.h>
 
 using namespace nctlm;
 using json = nlohmann::json;
@@ -171,6 +173,34 @@ TEST(GraphRun, ModelCommandWritesAGraphTheRunReads) {
     EXPECT_NE(r.out.find("| `attention_decode` |"), std::string::npos) << r.out;
     r = test::run_cli("describe graph --schema");
     EXPECT_EQ(json::parse(r.out)["properties"]["format"]["const"], "nctlm-graph");
+}
+
+// Every shipped model config (nctlm model --list) builds and runs one layer on trn1 and on trn2:
+// decoders one decode step, encoders one forward pass, tp 2 (it divides every shipped config's heads).
+TEST(GraphRun, EveryShippedModelConfigRunsOnTrn1AndTrn2) {
+    auto listed = test::run_cli("model --list");
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    std::vector<std::string> names;
+    std::stringstream lines(listed.out);
+    for (std::string line; std::getline(lines, line);)
+        if (!line.empty())
+            names.push_back(line.substr(0, line.find(' ')));
+    ASSERT_GE(names.size(), 4u) << listed.out;
+    for (const std::string& name : names) {
+        const bool encoder = name.find("bert") != std::string::npos;
+        for (const std::string platform : {"trn1", "trn2"}) {
+            const std::string stats = test::temp_file("", ".json");
+            auto r = test::run_cli(fmt::format("model --hf-config {} --phase {} --batch 1 --tp 2 --layers 1 --run -p {} -q "
+                                               "--stats-json {}",
+                                               name, encoder ? "prefill --seq 128" : "decode --context 128", platform, stats));
+            ASSERT_EQ(r.exit_code, 0) << name << " on " << platform << "\n" << r.err;
+            std::ifstream in(stats);
+            const json res = json::parse(in)["results"];
+            EXPECT_GT(res["latency_ns"].get<double>(), 0) << name << " on " << platform;
+            EXPECT_GE(res["ops"].size(), 10u) << name << " on " << platform;
+            EXPECT_EQ(res["phase"], encoder ? "encoder" : "decode") << name << " on " << platform;
+        }
+    }
 }
 
 // The public figure docs/models.md puts next to the model's: bert-base-uncased, batch 16, sequence
