@@ -28,7 +28,7 @@ struct GemmBlocking {
 
 // What one core moves from and to HBM per second, and pays per DMA instruction.
 struct GemmRates {
-    double dma_bytes_per_ns = 0;  // min(pe.dma_bandwidth, the DMA engines, the core's share of its stack)
+    double dma_bytes_per_ns = 0;  // min(the engines' rate on full rows (dma_cost.h), their theoretical rate, the core's share of its stack)
     double dma_start_ns = 0;      // dma.start_latency
     uint64_t full_run_bytes = 0;  // hbm.interleave: a contiguous run shorter than this streams at run / this of the rate
 };

@@ -4,8 +4,8 @@
 
 namespace nctlm::analytic {
 
-double pe_dma_ns(double bytes, bool write, const PeConfig& pe, const MemoryPath& path) {
-    double chunk = double(pe.dma_descriptor_bytes), ns_per_byte = 1e9 / pe.dma_bandwidth.bytes_per_s;
+double pe_dma_ns(double bytes, bool write, const PeConfig& pe, const DmaConfig& dma, const MemoryPath& path) {
+    double chunk = double(pe.dma_descriptor_bytes), ns_per_byte = 1 / DmaCostRules::from(dma).peak_rate();
     double done = bytes * ns_per_byte, posted = 0;
     for (double left = bytes; left > 0; left -= chunk) {
         double size = std::min(chunk, left);
@@ -20,7 +20,7 @@ GemmStageTimes gemm_stage_times(const GemmWorkload& w, const PeConfig& pe, const
     GemmStageTimes t;
     t.dma_start = dma.start_latency.ns;
     // Streamed B travels as a second instruction paced right behind A.
-    t.dma_in = pe_dma_ns(double(w.in_bytes()), false, pe, path);
+    t.dma_in = pe_dma_ns(double(w.in_bytes()), false, pe, dma, path);
     uint32_t parts = w.fetch_partitions();
     t.fetch = pe.sbuf_latency.ns + pe.sbuf_transfer(double(w.fetch_bytes()), parts).ns;
     uint32_t mb = GemmWorkload::blocks(w.m, w.tile_m), kb = GemmWorkload::blocks(w.k, w.tile_k),
@@ -38,8 +38,8 @@ GemmStageTimes gemm_stage_times(const GemmWorkload& w, const PeConfig& pe, const
                  pe.sbuf_latency.ns + pe.sbuf_transfer(double(ms) * ns * dtype_bytes(w.dtype), ms).ns});
             t.evacuate += copy;
         }
-    t.write_back = pe_dma_ns(double(w.c_bytes()), true, pe, path);
-    t.dma_occupancy = double(w.in_bytes() + w.c_bytes()) * 1e9 / pe.dma_bandwidth.bytes_per_s;
+    t.write_back = pe_dma_ns(double(w.c_bytes()), true, pe, dma, path);
+    t.dma_occupancy = double(w.in_bytes() + w.c_bytes()) / DmaCostRules::from(dma).peak_rate();
     return t;
 }
 

@@ -5,6 +5,7 @@
 
 #include "models/analytic/ideal_pipeline.h"
 #include "models/analytic/memory_path.h"
+#include "models/dma/dma_cost.h"
 #include "models/pe/gemm_workload.h"
 #include "models/pe/pe_config.h"
 
@@ -17,12 +18,12 @@ struct GemmStageTimes {
     double gemm = 0;          // all matmuls of the tile
     double evacuate = 0;      // PSUM -> SBUF vector copies
     double write_back = 0;    // first descriptor posted -> C written to HBM
-    double dma_occupancy = 0; // PE DMA issue time per tile (loads + stores at pe.dma_bandwidth)
+    double dma_occupancy = 0; // DMA engine time per tile (loads + stores at the engines' full-row rate)
 };
 
-// One PE DMA instruction of `bytes`: descriptors paced at pe.dma_bandwidth, each then crossing the
+// One PE DMA instruction of `bytes`: descriptors paced at the engines' full-row rate (DmaCostRules::peak_rate), each then crossing the
 // memory path; done when the last descriptor is done.
-double pe_dma_ns(double bytes, bool write, const PeConfig& pe, const MemoryPath& path);
+double pe_dma_ns(double bytes, bool write, const PeConfig& pe, const DmaConfig& dma, const MemoryPath& path);
 
 GemmStageTimes gemm_stage_times(const GemmWorkload& w, const PeConfig& pe, const DmaConfig& dma,
                                 const MemoryPath& path);

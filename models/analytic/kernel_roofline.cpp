@@ -1,5 +1,7 @@
 #include "models/analytic/kernel_roofline.h"
 
+#include "models/dma/dma_cost.h"
+
 #include <algorithm>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -321,7 +323,7 @@ KernelRoofline kernel_roofline(const std::string& kernel, const std::map<std::st
     // Tensors in the local HBM stack (the program's default placement), one NeuronCore.
     r.ceilings = {{"hbm stack", hbm.stack_bandwidth().transfer(bytes).ns},
                   {"dma engines", dma.data_bandwidth().transfer(bytes).ns},
-                  {"dma issue", pe.dma_bandwidth.transfer(bytes).ns},
+                  {"dma issue", bytes / DmaCostRules::from(dma).peak_rate()},  // every engine on full rows (dma_cost.h)
                   {"tensor", w.tensor_ns},
                   {"vector", w.vector_busy_ns},
                   {"scalar", w.scalar_busy_ns},

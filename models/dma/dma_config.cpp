@@ -30,6 +30,27 @@ const FieldList<DmaConfig>& DmaConfig::fields() {
                   "theoretical data rate of one DMA engine (27.2 GB/s on NeuronCore-v2 and -v3)")
             .documented("NKI DMA overview, Basic DMA Capabilities: 'theoretical bandwidth of 27.2 GB/s for "
                         "NeuronCore-v2 and -v3' (the NKI Trainium/Inferentia2 guide rounds it to 27 GiB/s)"),
+        count("partitions_per_engine", &C::partitions_per_engine, "8", 1, 1024,
+              "SBUF partitions one DMA engine serves: a PE DMA instruction's rows go to the engine of their "
+              "partition (128 partitions / 16 engines)")
+            .documented("NKI DMA overview, Performance Considerations: 'each DMA engine is typically responsible "
+                        "for moving data for eight SBUF partitions (128 partitions / 16 DMA engines)'; Example 1: "
+                        "A[4,4096] uses one engine"),
+        duration("packet_overhead", &C::packet_overhead, "0 ns",
+                 "engine time per packet of a PE DMA instruction besides its bytes (a packet: a contiguous piece "
+                 "of one HBM run within one SBUF partition, at most burst_size): descriptor set-up, "
+                 "synchronization")
+            .calibrated("-25%..+25%",
+                        "NKI DMA bandwidth guide, 'Why Payload Size Still Matters' table (and the NKI DMA overview, "
+                        "Performance Considerations table): with >= 4 KiB per partition one engine sustains 17 B/ns "
+                        "(Trainium1) / 23 B/ns (Trainium2); 'the fundamental problem is per-packet overhead'. From the "
+                        "theoretical 27.2 GB/s and 2 KiB packets: 2048/17 - 2048/27.2 = 45.18 ns (trn1), 2048/23 - "
+                        "2048/27.2 = 13.75 ns (trn2)"),
+        real("transpose_efficiency", &C::transpose_efficiency, "1", 0.01, 1,
+             "fraction of the copy rate an engine keeps on a DMA transpose")
+            .documented("NKI Trainium2 architecture guide, DMA Transpose, Performance Consideration: up to 90 % "
+                        "DMA throughput utilization HBM->SBUF (SBUF->SBUF: 50 %); NeuronCore-v2 has no hardware DMA "
+                        "transpose (no figure: trn1's 0.25 is assumed)"),
         choice("channel_release", &C::channel_release,
                {{"on_accept", ChannelRelease::OnAccept}, {"on_response", ChannelRelease::OnResponse}},
                "on_accept", "free a channel when the next hop accepts (END_REQ) or hold it for the round trip")

@@ -16,7 +16,10 @@ struct DmaConfig {
     uint32_t descriptor_cycles = 0;  // decode a descriptor once it holds a channel
     uint32_t completion_cycles = 0;  // last data written -> completion visible (semaphore/ring)
     uint32_t engines = 0;
-    Bandwidth engine_bandwidth;      // per engine; the block moves engines x this
+    Bandwidth engine_bandwidth;      // theoretical, per engine; raw descriptors move engines x this
+    uint32_t partitions_per_engine = 0;  // SBUF partitions one engine serves (dma_cost.h)
+    Duration packet_overhead;        // engine time per packet of a PE DMA instruction besides its bytes
+    double transpose_efficiency = 1; // a DMA transpose moves at this fraction of the copy rate
     ChannelRelease channel_release = ChannelRelease::OnAccept;
     Duration start_latency;          // per DMA instruction issued by the PE (not per descriptor)
 

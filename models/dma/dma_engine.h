@@ -9,6 +9,7 @@
 #include "models/common/stats.h"
 #include "models/common/transfer.h"
 #include "models/dma/dma_config.h"
+#include "models/dma/dma_cost.h"
 #include "models/dma/descriptor_flows.h"
 #include "models/dma/dma_descriptor.h"
 #include "models/dma/dma_lt_scheduler.h"
@@ -34,6 +35,12 @@ public:
 
     // Queues a descriptor now (any process may call it). The caller keeps it alive until done.
     void post(DmaDescriptor& d);
+    // A PE DMA instruction's turn on the engines (dma_cost.h), the same in every timing mode: each
+    // engine it uses is held for its share (packets x dma.packet_overhead + bytes at the theoretical
+    // rate) from `ready_ns`, behind the shares of earlier instructions. Returns the first engine's
+    // start to the last engine's end; the caller posts the descriptors paced over that span.
+    Occupancy book_instruction(const DmaTransferShape& shape, double ready_ns);
+    const DmaCostRules& cost_rules() const { return rules_; }
     const DmaConfig& config() const { return cfg_; }
     uint32_t tile() const { return tile_; }
     size_t outstanding() const { return outstanding_; }
@@ -75,6 +82,9 @@ private:
     void end_of_simulation() override;
 
     DmaConfig cfg_;
+    DmaCostRules rules_;
+    std::vector<BandwidthPipe> engine_time_;  // per engine: booked in ns (1 "byte" = 1 ns)
+    std::vector<DmaEngineLoad> loads_;        // scratch of book_instruction
     uint32_t tile_;
     std::vector<std::deque<DmaDescriptor*>> queues_;
     std::vector<uint32_t> queue_active_;

@@ -1,5 +1,6 @@
 #include "models/graph/graph_lowering.h"
 
+#include "models/dma/dma_cost.h"
 #include "models/link/chip_topology.h"
 #include "platforms/shipped_configs.h"
 
@@ -48,7 +49,7 @@ int64_t round_up(int64_t v, int64_t m) { return (v + m - 1) / m * m; }
 CollectiveCosts collective_costs(const Placement& pl, const PlatformConfig& pc) {
     CollectiveCosts c;
     c.dma_latency_ns = pc.dma.start_latency.ns;
-    c.dma_bytes_per_ns = pc.pe.dma_bandwidth.bytes_per_s / 1e9;
+    c.dma_bytes_per_ns = DmaCostRules::from(pc.dma).peak_rate();  // the engines on full rows (dma_cost.h)
     bool over_chips = false;
     for (uint32_t r = 1; r < pl.tp; ++r)
         over_chips |= pl.chip(r) != pl.chip(0);

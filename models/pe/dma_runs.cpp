@@ -33,6 +33,16 @@ std::pair<uint64_t, uint64_t> dma_run_shape(const Instruction& ins) {
     return {s.run * ins.pattern.elem_bytes, runs};
 }
 
+DmaTransferShape dma_transfer_shape(const Instruction& ins) {
+    DmaTransferShape s;
+    s.bytes = ins.bytes;
+    s.run_bytes = dma_run_shape(ins).first;
+    s.partitions = ins.partitions;
+    s.first_partition = ins.partition;
+    s.transpose = ins.transpose;
+    return s;
+}
+
 uint64_t dma_descriptor_count(const Instruction& ins, uint64_t chunk) {
     auto [run, runs] = dma_run_shape(ins);
     return runs * ((run + chunk - 1) / chunk);

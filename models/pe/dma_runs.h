@@ -3,6 +3,7 @@
 // most `chunk` bytes. A contiguous instruction (no pattern) is one run. Pure C++.
 #pragma once
 
+#include "models/dma/dma_cost.h"
 #include "models/pe/instruction.h"
 
 #include <cstdint>
@@ -17,6 +18,9 @@ struct DmaRun {
 
 // Contiguous bytes per run of the pattern (the merged innermost dimensions) and the number of runs.
 std::pair<uint64_t, uint64_t> dma_run_shape(const Instruction& ins);
+
+// The instruction as the DMA engines see it: bytes, contiguous HBM run, SBUF partitions.
+DmaTransferShape dma_transfer_shape(const Instruction& ins);
 
 // Appends every descriptor's (address, bytes) in order; returns how many.
 size_t dma_descriptors(const Instruction& ins, uint64_t chunk, std::vector<DmaRun>& out);

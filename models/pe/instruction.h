@@ -67,11 +67,12 @@ struct Instruction {
     // VectorOp / Activation: operands per element; SBUF bytes read besides the PSUM read.
     uint32_t inputs = 1;
     uint64_t sbuf_read_bytes = 0;
-    // DMA: descriptor size (0: pe.dma_descriptor_bytes); contiguous 1-D transfers skip the 2-D issue
-    // pacing (pe.dma_bandwidth) and spread their descriptors round robin over the queues from `queue`.
+    // DMA: descriptor size (0: pe.dma_descriptor_bytes); contiguous 1-D transfers skip the engines'
+    // shape-based pacing (DmaEngine::book_instruction) and spread their descriptors round robin over the queues from `queue`.
     uint64_t descriptor_bytes = 0;
     bool contiguous = false;
     bool spread = false;  // descriptors round robin over the queues from `queue` (contiguous implies it)
+    bool transpose = false;  // a DMA transpose: all engines share its packets at dma.transpose_efficiency
     DmaPattern pattern;  // the HBM side, when not one contiguous range
     // Trace: the span's name (static string; default the stage's name) and what it came from (a
     // string the program keeps alive, e.g. "softmax.py:12"); shape: up to three sizes for its args.

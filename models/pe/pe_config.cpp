@@ -89,10 +89,6 @@ const FieldList<PeConfig>& PeConfig::fields() {
             .assumed("x0.5..x2", "one fp32 per row per tensor cycle"),
         duration("psum_latency", &C::psum_latency, "17 ns", "PSUM access latency (assumed equal to SBUF)")
             .assumed("x0.5..x2", "= SBUF latency"),
-        bandwidth("dma_bandwidth", &C::dma_bandwidth, "272 GB/s",
-                  "achievable rate of PE-issued 2-D DMA transfers (Neuron DMA guide: 17 B/ns x 16 engines)")
-            .documented("NKI DMA overview, Performance Considerations table: 17 (trn1) / 23 (trn2) B/ns per engine "
-                        "x 16 engines; reached with >= 4 KiB per partition (NKI DMA bandwidth guide)"),
         nctlm::bytes("dma_descriptor_bytes", &C::dma_descriptor_bytes, "32 KiB", 64, 64 * 1024,
                      "a PE DMA instruction is cut into descriptors of this size (32 KiB per transfer per engine)")
             .documented("NKI performance guide, Opt #9: 16 DMA transfers of 32KiB each, 'larger than 32KiB to "

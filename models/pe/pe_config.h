@@ -39,7 +39,6 @@ struct PeConfig {
     Bandwidth psum_partition_bandwidth;
     Duration psum_latency;
     // DMA instructions the PE issues (2-D HBM <-> SBUF transfers through the tile's DmaEngine).
-    Bandwidth dma_bandwidth;           // achievable rate of PE-issued 2-D transfers
     uint64_t dma_descriptor_bytes = 0; // a DMA instruction is cut into descriptors of this size
     // Sequencer.
     Duration launch_overhead; // runtime's launch -> the sequencer starts (per kernel, outside the profile's span)

@@ -15,7 +15,7 @@ namespace nctlm {
 
 ProcessingElement::ProcessingElement(sc_core::sc_module_name name, DmaEngine& dma, const PeConfig& cfg)
     : sc_module(name), sbuf("sbuf", cfg), psum("psum", cfg), tensor("tensor", cfg), vector("vector", cfg), scalar("scalar", cfg),
-      dma_(dma), cfg_(cfg), dma_pacer_(cfg.dma_bandwidth),
+      dma_(dma), cfg_(cfg),
       instructions_(stats().counter(std::string(this->name()) + ".instructions", "")),
       dma_instructions_(stats().counter(std::string(this->name()) + ".dma_instructions", "")),
       dma_bytes_(stats().counter(std::string(this->name()) + ".dma_bytes", "B")),
@@ -171,13 +171,15 @@ void ProcessingElement::unit_thread(int unit) {
                 job.seq = next_seq_++;
                 if (ins.op == Op::DmaRead)
                     loads_in_flight_.insert(job.seq);
-                // The PE's DMA issue hands an instruction's descriptors to the engines no faster
-                // than pe.dma_bandwidth, after the start latency, one instruction after another.
-                // A contiguous 1-D transfer needs no 2-D descriptor generation: only the start latency.
+                // After the start latency, the instruction's descriptors go to the engines no faster
+                // than the engines' time for its shape (per-packet set-up and bytes, dma_cost.h),
+                // behind earlier instructions on the same engines. A contiguous 1-D transfer needs
+                // no 2-D descriptor generation: only the start latency.
                 job.occupancy = ins.contiguous
                                     ? Occupancy{start + dma_.config().start_latency.ns,
                                                 start + dma_.config().start_latency.ns}
-                                    : dma_pacer_.reserve(start + dma_.config().start_latency.ns, double(ins.bytes));
+                                    : dma_.book_instruction(dma_transfer_shape(ins),
+                                                            start + dma_.config().start_latency.ns);
                 dma_issue_busy_ns_.add(job.occupancy.end_ns - job.occupancy.start_ns);
                 if (program->dma_records)
                     record_.dma_issue_ns.push_back(start);

@@ -2,8 +2,9 @@
 // an instruction stream. Each unit (DMA-in issue, fetch, tensor, vector, DMA-out issue) executes its
 // own instructions in order and waits on counting semaphores for the others, so stages of different
 // tiles overlap as far as the program's buffers allow. DMA instructions go through the tile's
-// DmaEngine (-> NoC -> HBM): each pays dma.start_latency, then is cut into descriptors that the
-// PE's DMA issue paces at pe.dma_bandwidth. Traffic generators may still post raw descriptors.
+// DmaEngine (-> NoC -> HBM): each pays dma.start_latency, then is cut into descriptors posted no
+// faster than the DMA engines' time for the instruction's shape (per-packet set-up and bytes,
+// dma_cost.h). Traffic generators may still post raw descriptors.
 #pragma once
 
 #include "models/common/bandwidth_pipe.h"
@@ -76,7 +77,7 @@ private:
         int64_t index = -1;        // in program order, for the trace
         std::vector<DmaDescriptor> descriptors;
         uint32_t left = 0;
-        Occupancy occupancy{0, 0}; // its turn on the DMA issue (pe.dma_bandwidth)
+        Occupancy occupancy{0, 0}; // its turn on the DMA engines (DmaEngine::book_instruction)
         uint64_t seq = 0;          // issue order
         uint64_t flow = 0;         // trace flow linking the instruction to its descriptors
         double last_occupancy_end = 0;
@@ -101,7 +102,6 @@ private:
     sc_core::sc_event sem_changed_, all_done_;
     std::array<sc_core::sc_event, kUnits> start_;
     size_t pending_ = 0;
-    BandwidthPipe dma_pacer_; // the rate PE-issued 2-D transfers achieve, shared by loads and stores
     std::deque<DmaJob> jobs_;        // every job ever needed (as many as were in flight at once)
     std::vector<DmaJob*> free_jobs_; // finished, their threads waiting on `start`
     uint64_t next_seq_ = 0;

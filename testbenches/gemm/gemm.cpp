@@ -227,7 +227,7 @@ analytic::GemmRates gemm_rates(const Platform& p, uint32_t cores, uint32_t strid
     for (uint32_t k = 0; k < cores; ++k)
         sharing = std::max(sharing, ++per_stack.at(p.local_stack(k * stride)));
     double stack = c.hbm.stack_bandwidth().bytes_per_s / sharing;
-    double rate = std::min({c.pe.dma_bandwidth.bytes_per_s, c.dma.data_bandwidth().bytes_per_s, stack});
+    double rate = std::min({DmaCostRules::from(c.dma).peak_rate() * 1e9, c.dma.data_bandwidth().bytes_per_s, stack});
     return {rate / 1e9, c.dma.start_latency.ns, c.hbm.interleave};
 }
 

@@ -4,6 +4,7 @@
 // with the simulation: tests/platform/test_kernel_library.cpp.)
 #include "models/analytic/kernel_roofline.h"
 #include "models/common/config.h"
+#include "models/dma/dma_cost.h"
 #include "tests/support.h"
 #include "tests/xorshift.h"
 
@@ -57,8 +58,8 @@ TEST(KernelRoofline, GemmCountsEveryMatmulAndBlockLoad) {
         double each = std::max(p.pe.matmul_time(128, 512, Dtype::Bf16).ns, psum);
         EXPECT_DOUBLE_EQ(ceiling(r, "tensor"), matmuls * each);
         EXPECT_EQ(r.bound.resource, "tensor");
-        EXPECT_DOUBLE_EQ(ceiling(r, "dma issue"), (r.work.bytes_in + r.work.bytes_out) * 1e9 /
-                                                       p.pe.dma_bandwidth.bytes_per_s);
+        EXPECT_DOUBLE_EQ(ceiling(r, "dma issue"),
+                         (r.work.bytes_in + r.work.bytes_out) / DmaCostRules::from(p.dma).peak_rate());
         EXPECT_DOUBLE_EQ(ceiling(r, "hbm stack"), (r.work.bytes_in + r.work.bytes_out) * 1e9 /
                                                        p.hbm.stack_bandwidth().bytes_per_s);
     }
@@ -80,10 +81,10 @@ TEST(KernelRoofline, ElementwiseKernelsCountRaggedTilesAndMoveTheirTensorsOnce) 
     KernelRoofline s = roof(p, "silu_mul", {{"ROWS", 300}, {"COLS", 1000}, {"TC", 512}});
     EXPECT_EQ(s.work.scalar_ops, 6);
     EXPECT_DOUBLE_EQ(ceiling(s, "vector"), expected);
-    // Large tensors: the DMA issue rate binds on trn1 (272 GB/s under the stack's 409.6 GB/s).
+    // Large tensors: the DMA engines' full-row rate binds on trn1 (272 GB/s under the stack's 409.6 GB/s).
     KernelRoofline big = roof(p, "add", {{"ROWS", 4096}, {"COLS", 4096}, {"TC", 2048}});
     EXPECT_EQ(big.bound.resource, "dma issue");
-    EXPECT_DOUBLE_EQ(big.bound.ns, 3.0 * 4096 * 4096 * 2 * 1e9 / p.pe.dma_bandwidth.bytes_per_s);
+    EXPECT_DOUBLE_EQ(big.bound.ns, 3.0 * 4096 * 4096 * 2 / DmaCostRules::from(p.dma).peak_rate());
 }
 
 TEST(KernelRoofline, RowKernelsHaveTheirInstructionsPerRowTile) {
@@ -152,9 +153,9 @@ TEST(KernelRoofline, TheBoundIsTheLargestCeilingAndEachScalesWithItsRate) {
     KernelRoofline base = roof(p, "softmax", args);
     for (auto& c : base.ceilings)
         EXPECT_LE(c.ns, base.bound.ns) << c.resource;
-    // Twice the DMA issue rate halves that ceiling; the others do not move.
+    // Twice the DMA engines halve that ceiling; the others do not move.
     Platform fast = p;
-    fast.pe.dma_bandwidth.bytes_per_s *= 2;
+    fast.dma.engines *= 2;
     KernelRoofline r = roof(fast, "softmax", args);
     EXPECT_DOUBLE_EQ(ceiling(r, "dma issue"), ceiling(base, "dma issue") / 2);
     EXPECT_DOUBLE_EQ(ceiling(r, "vector"), ceiling(base, "vector"));

@@ -3,6 +3,7 @@
 // the entry states why not; figures of several parameters (peak TFLOPS, chip HBM rate) likewise.
 // Issue 22: "no parameter contradicts a public spec without a stated reason".
 #include "models/common/config.h"
+#include "models/dma/dma_cost.h"
 #include "platforms/platform_config.h"
 #include "tests/support.h"
 
@@ -98,6 +99,17 @@ const std::map<std::string, Derived>& derived_quantities() {
         {"chip_dma_bandwidth",
          {"B/s",
           [](const PlatformConfig& c) { return c.dma.engine_bandwidth.bytes_per_s * c.dma.engines * c.platform.tiles; }}},
+        // The DMA engines on the guide's reference pattern (dma_cost.h): 128 partitions of 4 KiB rows.
+        {"dma_engine_rate_4kib_per_partition",
+         {"number", [](const PlatformConfig& c) { return DmaCostRules::from(c.dma).engine_rate(4096); }}},
+        {"dma_core_rate_4kib_per_partition",
+         {"B/s", [](const PlatformConfig& c) { return c.dma.engines * DmaCostRules::from(c.dma).engine_rate(4096) * 1e9; }}},
+        // NKI DMA overview, Example 1: A[4,4096] bf16, one contiguous 32 KiB run over 4 partitions.
+        {"dma_single_engine_a4x4096_bf16",
+         {"ns",
+          [](const PlatformConfig& c) {
+              return DmaCostRules::from(c.dma).busiest_engine_ns({32768, 32768, 4, 0, false});
+          }}},
         {"sbuf_bytes_per_core",
          {"bytes", [](const PlatformConfig& c) { return double(c.pe.sbuf_partitions) * c.pe.sbuf_partition_bytes; }}},
         {"chip_sbuf_bytes",
