@@ -10,7 +10,7 @@ namespace nctlm {
 
 DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_t tile)
     : sc_module(name), socket("socket"), cfg_(cfg), rules_(DmaCostRules::from(cfg)),
-      engine_time_(rules_.engines, BandwidthPipe(Bandwidth{1e9})), tile_(tile), queues_(cfg.queues), queue_active_(cfg.queues, 0),
+      instruction_time_(Bandwidth{1e9}), tile_(tile), queues_(cfg.queues), queue_active_(cfg.queues, 0),
       channel_done_(cfg.channels), wake_(cfg.channels), granted_(cfg.channels), data_pipe_(cfg.data_bandwidth()), completions_("completions"),
       descriptor_time_(to_sc(cfg.clock.cycles(cfg.descriptor_cycles))),
       completion_ns_(cfg.clock.cycles(cfg.completion_cycles).ns),
@@ -35,17 +35,7 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
 }
 
 Occupancy DmaEngine::book_instruction(const DmaTransferShape& shape, double ready_ns) {
-    loads_ = rules_.engine_loads(shape);
-    Occupancy span{ready_ns, ready_ns};
-    bool any = false;
-    for (size_t e = 0; e < loads_.size(); ++e) {
-        if (loads_[e].packets == 0)
-            continue;
-        Occupancy o = engine_time_[e].reserve(ready_ns, rules_.engine_ns(loads_[e], shape.transpose));
-        span = any ? Occupancy{std::min(span.start_ns, o.start_ns), std::max(span.end_ns, o.end_ns)} : o;
-        any = true;
-    }
-    return span;
+    return instruction_time_.reserve(ready_ns, rules_.busiest_engine_ns(shape));
 }
 
 void DmaEngine::retire() {

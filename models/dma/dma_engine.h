@@ -35,10 +35,10 @@ public:
 
     // Queues a descriptor now (any process may call it). The caller keeps it alive until done.
     void post(DmaDescriptor& d);
-    // A PE DMA instruction's turn on the engines (dma_cost.h), the same in every timing mode: each
-    // engine it uses is held for its share (packets x dma.packet_overhead + bytes at the theoretical
-    // rate) from `ready_ns`, behind the shares of earlier instructions. Returns the first engine's
-    // start to the last engine's end; the caller posts the descriptors paced over that span.
+    // A PE DMA instruction's turn on the engines (dma_cost.h), the same in every timing mode: from
+    // `ready_ns`, behind earlier instructions, for its busiest engine's share (packets x
+    // dma.packet_overhead + bytes at the theoretical rate); the caller posts the descriptors paced
+    // over that span.
     Occupancy book_instruction(const DmaTransferShape& shape, double ready_ns);
     const DmaCostRules& cost_rules() const { return rules_; }
     const DmaConfig& config() const { return cfg_; }
@@ -83,8 +83,9 @@ private:
 
     DmaConfig cfg_;
     DmaCostRules rules_;
-    std::vector<BandwidthPipe> engine_time_;  // per engine: booked in ns (1 "byte" = 1 ns)
-    std::vector<DmaEngineLoad> loads_;        // scratch of book_instruction
+    // PE instructions take the engines one after another, each for its busiest engine's time
+    // (booked in ns: 1 "byte" = 1 ns). Instructions on disjoint engines do not overlap yet.
+    BandwidthPipe instruction_time_;
     uint32_t tile_;
     std::vector<std::deque<DmaDescriptor*>> queues_;
     std::vector<uint32_t> queue_active_;
