@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <gtest/gtest.h>
+#include <random>
 
 using namespace nctlm;
 
@@ -70,3 +71,43 @@ TEST_P(Dramsim3, TrafficCaseMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Hbm2e, Dramsim3, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
+
+namespace {
+
+nlohmann::json traffic_results(const std::string& sets) {
+    std::string out = test::temp_file("", ".json");
+    test::CliResult run = test::run_cli(fmt::format("run -p {} -t traffic {} --stats-json {}", test::platform("trn1"), sets, out));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::ifstream in(out);
+    return nlohmann::json::parse(in)["results"];
+}
+
+} // namespace
+
+// The docs' claim behind the `_ingress` rows: an ingress buffer at least as deep as the window never
+// fills, so every request waits at its own PC (a queue per PC, the reference driver's front end) and
+// any deeper buffer changes nothing; a shallower one can. Random valid traffic, not only the rows'.
+TEST(HbmIngress, AsDeepAsTheWindowItIsAQueuePerPc) {
+    std::mt19937_64 rng(22);
+    const char* patterns[] = {"random", "sequential"};
+    const uint64_t sizes[] = {64, 256, 2048, 4096};
+    for (int i = 0; i < 6; ++i) {
+        uint64_t window = 32 + rng() % 480;
+        std::string sets = fmt::format(
+            "--set testbench.pattern={} --set testbench.request_bytes=\"{} B\" --set testbench.read_fraction={} "
+            "--set testbench.window={} --set testbench.seed={} --set testbench.warmup=\"1 us\" --set testbench.duration=\"6 us\"",
+            patterns[rng() % 2], sizes[rng() % 4], double(rng() % 5) / 4, window, rng() % 1000);
+        // Requests of 4 KiB span two PC chunks: the buffer holds chunks, so twice the window is deep enough.
+        nlohmann::json deep = traffic_results(sets + fmt::format(" --set hbm.ingress_queue={}", 2 * window));
+        nlohmann::json deeper = traffic_results(sets + fmt::format(" --set hbm.ingress_queue={}", 8 * window + 7));
+        EXPECT_EQ(deep["requests"], deeper["requests"]) << sets;
+        EXPECT_EQ(deep["bandwidth_gbs"], deeper["bandwidth_gbs"]) << sets;
+        EXPECT_EQ(deep["issue_latency_ns"], deeper["issue_latency_ns"]) << sets;
+    }
+    // ... while a buffer shallower than the window blocks at the stack port: random 2 KiB, W = 256.
+    std::string sets = "--set testbench.pattern=random --set testbench.window=256 --set testbench.warmup=\"1 us\" "
+                       "--set testbench.duration=\"6 us\"";
+    double none = traffic_results(sets + " --set hbm.ingress_queue=0")["bandwidth_gbs"];
+    double deep = traffic_results(sets + " --set hbm.ingress_queue=256")["bandwidth_gbs"];
+    EXPECT_LT(none, 0.8 * deep) << none << " vs " << deep << " GB/s";
+}
