@@ -149,8 +149,11 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
         count("write_high", &C::write_high, "32", 1, 65536,
               "write-buffer entries that start a write drain (DRAMsim3: a full buffer)")
             .assumed("16..32", "DRAMsim3: drain when the buffer is full"),
-        count("write_low", &C::write_low, "0", 0, 65536, "write-buffer entries that end a write drain (DRAMsim3: 0)")
-            .assumed("0..16", "DRAMsim3: drain it all"),
+        count("write_low", &C::write_low, "0", 0, 65536,
+              "write-buffer entries that end a write drain; reads wait during a drain (DRAMsim3 moves them all "
+              "into per-bank command queues, where earlier reads keep issuing)")
+            .assumed("0..16", "DRAMsim3 drains the whole buffer, but not exclusively: docs/validation/hbm.md, deep "
+                              "windows"),
     };
     return f;
 }
