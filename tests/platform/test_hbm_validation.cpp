@@ -27,6 +27,15 @@ std::vector<std::string> cases() {
     return names;
 }
 
+// The `traffic` testbench on trn1 with these overrides; its results.
+nlohmann::json traffic_results(const std::string& sets) {
+    std::string out = test::temp_file("", ".json");
+    test::CliResult run = test::run_cli(fmt::format("run -p {} -t traffic {} --stats-json {}", test::platform("trn1"), sets, out));
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    std::ifstream in(out);
+    return nlohmann::json::parse(in)["results"];
+}
+
 class Dramsim3 : public ::testing::TestWithParam<std::string> {};
 
 } // namespace
@@ -37,22 +46,16 @@ TEST_P(Dramsim3, TrafficCaseMatchesTheReference) {
         if (r["case"] == GetParam())
             ref = r;
     ASSERT_FALSE(ref.is_null());
-    std::string out = test::temp_file("", ".json");
-    std::string args = fmt::format(
-        "run -p {} -t traffic --set testbench.pattern={} --set testbench.request_bytes=\"{} B\" "
-        "--set testbench.read_fraction={} --set testbench.window={} --set testbench.warmup=\"{} ns\" "
-        "--set testbench.duration=\"{} ns\" --stats-json {}",
-        test::platform("trn1"), ref["pattern"].get<std::string>(), ref["request_bytes"].get<uint64_t>(),
-        ref["read_fraction"].get<double>(), ref["window"].get<uint64_t>(), ref["warmup_ns"].get<double>(),
-        ref["duration_ns"].get<double>(), out);
+    std::string sets = fmt::format(
+        "--set testbench.pattern={} --set testbench.request_bytes=\"{} B\" --set testbench.read_fraction={} "
+        "--set testbench.window={} --set testbench.warmup=\"{} ns\" --set testbench.duration=\"{} ns\"",
+        ref["pattern"].get<std::string>(), ref["request_bytes"].get<uint64_t>(), ref["read_fraction"].get<double>(),
+        ref["window"].get<uint64_t>(), ref["warmup_ns"].get<double>(), ref["duration_ns"].get<double>());
     // A row may run nctlm off its defaults (e.g. an ingress buffer as deep as the window, the per-PC
     // front end of the reference driver); the overrides are part of the row, shown in the docs.
     for (const auto& set : ref.value("nctlm_set", nlohmann::json::array()))
-        args += fmt::format(" --set {}", set.get<std::string>());
-    test::CliResult run = test::run_cli(args);
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    std::ifstream in(out);
-    nlohmann::json sim = nlohmann::json::parse(in)["results"];
+        sets += fmt::format(" --set {}", set.get<std::string>());
+    nlohmann::json sim = traffic_results(sets);
     const nlohmann::json& tol = ref["tolerance"];
     std::string gap = ref.value("gap", "");
     double bw = sim["bandwidth_gbs"], ref_bw = ref["bandwidth_gbs"];
@@ -71,18 +74,6 @@ TEST_P(Dramsim3, TrafficCaseMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Hbm2e, Dramsim3, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<std::string>& i) { return i.param; });
-
-namespace {
-
-nlohmann::json traffic_results(const std::string& sets) {
-    std::string out = test::temp_file("", ".json");
-    test::CliResult run = test::run_cli(fmt::format("run -p {} -t traffic {} --stats-json {}", test::platform("trn1"), sets, out));
-    EXPECT_EQ(run.exit_code, 0) << run.err;
-    std::ifstream in(out);
-    return nlohmann::json::parse(in)["results"];
-}
-
-} // namespace
 
 // The docs' claim behind the `_ingress` rows: an ingress buffer at least as deep as the window never
 // fills, so every request waits at its own PC (a queue per PC, the reference driver's front end) and
