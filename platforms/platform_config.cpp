@@ -93,6 +93,11 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
                  std::to_string(c.noc.port_buffer) + " (at most " + std::to_string(kFlowMinPortBuffer) +
                  ") they bound AT's bandwidth by the route's round trip (flow was off by up to 89 %); "
                  "run it with --timing at or lt");
+    if (c.sim.timing == TimingMode::Flow && c.hbm.ingress_queue == 0)  // docs/performance.md, "What flow refuses"
+        fail("hbm", "ingress_queue",
+             "sim.timing: flow does not model the controller's head-of-line blocking; with hbm.ingress_queue 0 a "
+             "request waiting for room in its PC queue holds the port for every other PC, which bounds AT's "
+             "bandwidth (flow was off by up to 86 %); run it with --timing at or lt");
     return c;
 }
 

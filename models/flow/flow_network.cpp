@@ -51,6 +51,14 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
         DramTiming t = DramTiming::from(hbm);
         solver_.add_outage(all_pcs, t.refi, t.refi, t.rfc);
     }
+    // Tiles streaming through one PC at once reopen each other's rows: what it sustains by the
+    // number of tiles crossing it, measured on the banked model (FlowTable::shared_fraction).
+    const uint64_t request = std::min<uint64_t>(dma.burst_size, hbm.interleave);
+    std::vector<double> shared;
+    for (uint32_t n = 1; n <= flow::FlowTable::kStreams.back(); ++n)
+        shared.push_back(std::clamp(table_.shared_fraction(request, false, n, !refresh_outage_), 1e-3, 1.0));
+    for (uint32_t r : all_pcs)
+        solver_.set_sharing_fraction(r, shared);
     refused_class_ = solver_.add_class({}, 1);  // descriptors refused at once move nothing
     SC_METHOD(run);
     sensitive << wake_;
@@ -110,13 +118,13 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
         // There: hops and the request's own serialization; back: hops (a write's ack too).
         const double route = double(there.size()) * hop_ns_ + issue_bytes / slowest_there + at_pc +
                              double(back.size()) * hop_ns_ + (d.write ? wire / slowest_back : 0);
-        s.parts.push_back({st, uint64_t(in_stack), requests, intern_class(usage), spread + route + completion_ns_});
+        s.parts.push_back({st, uint64_t(in_stack), requests, intern_class(usage, tile), spread + route + completion_ns_});
     }
     return s;
 }
 
 // Classes by usage vector: descriptors of one shape on one tile share one (one FIFO).
-uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage) {
+uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, uint32_t tile) {
     std::string key;
     key.reserve(usage.size() * 12);
     for (const auto& [r, w] : usage) {
@@ -129,6 +137,7 @@ uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage) {
         for (const auto& [r, w] : usage)
             u.push_back({r, w});
         it->second = solver_.add_class(std::move(u));
+        solver_.set_class_group(it->second, tile);  // a tile's descriptors: one stream at a PC
     }
     return it->second;
 }

@@ -23,6 +23,54 @@ uint32_t FlowSolver::add_resource(double capacity) {
     return uint32_t(resources_.size() - 1);
 }
 
+void FlowSolver::set_sharing_fraction(uint32_t resource, std::vector<double> fraction) {
+    if (resource >= resources_.size())
+        throw std::invalid_argument("flow resource: unknown");
+    for (double f : fraction)
+        if (!(f > 0 && f <= 1))
+            throw std::invalid_argument("flow resource: a sharing fraction must be in (0, 1]");
+    resources_[resource].fraction = std::move(fraction);
+    set_capacity(resources_[resource]);
+}
+
+void FlowSolver::set_class_group(uint32_t cls, uint32_t group) {
+    if (cls >= classes_.size() || classes_[cls].active_index != ~size_t(0))
+        throw std::invalid_argument("flow class: unknown or moving");
+    classes_[cls].group = group;
+}
+
+void FlowSolver::set_capacity(Resource& r) {
+    double f = 1;
+    if (!r.fraction.empty() && r.crossing > 0)
+        f = r.fraction[std::min<size_t>(r.crossing, r.fraction.size()) - 1];
+    r.capacity = r.remaining = r.down ? 0 : r.nominal * f;
+}
+
+// A class starts or stops crossing its resources: those with a sharing fraction change capacity.
+void FlowSolver::count_crossing(const Class& c, int delta) {
+    for (const Usage& u : c.usage) {
+        Resource& r = resources_[u.resource];
+        if (r.fraction.empty())
+            continue;
+        const double before = r.capacity;
+        if (c.group == ~0u) {
+            r.crossing = uint32_t(int(r.crossing) + delta);
+        } else {
+            if (r.by_group.size() <= c.group)
+                r.by_group.resize(c.group + 1, 0);
+            uint32_t& n = r.by_group[c.group];
+            if ((delta > 0 && n++ == 0) || (delta < 0 && --n == 0))
+                r.crossing = uint32_t(int(r.crossing) + delta);
+        }
+        const double remaining = r.remaining;
+        set_capacity(r);
+        if (r.capacity != before)
+            dirty_ = true;  // every class crossing it may move at another rate
+        else
+            r.remaining = remaining;  // what the moving classes use of it stands
+    }
+}
+
 uint32_t FlowSolver::add_class(std::vector<Usage> usage, double rate_bound) {
     for (const Usage& u : usage)
         if (u.resource >= resources_.size() || !(u.weight > 0))
@@ -74,6 +122,7 @@ void FlowSolver::activate(uint32_t cls) {
     Class& c = classes_[cls];
     c.active_index = active_.size();
     active_.push_back(cls);
+    count_crossing(c, +1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage)
             resources_[u.resource].classes.push_back(cls);
@@ -87,6 +136,7 @@ void FlowSolver::deactivate(uint32_t cls) {
     active_.pop_back();
     c.active_index = ~size_t(0);
     c.rate = 0;
+    count_crossing(c, -1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage) {
             auto& v = resources_[u.resource].classes;
@@ -283,7 +333,7 @@ void FlowSolver::update_outage(Outage& o, double t) {
         o.down = down;
         for (uint32_t r : o.resources) {
             resources_[r].down = down;
-            resources_[r].capacity = resources_[r].remaining = down ? 0 : resources_[r].nominal;
+            set_capacity(resources_[r]);
         }
         ++events_;
         dirty_ = true;

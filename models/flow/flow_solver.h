@@ -49,6 +49,11 @@ class FlowSolver {
 public:
     explicit FlowSolver(Sharing sharing = Sharing::InOrder) : sharing_(sharing) {}
     uint32_t add_resource(double capacity);  // bytes per ns; >= 0
+    // The resource gives `fraction[n - 1]` of its capacity while n classes cross it at once (the
+    // last entry beyond): an HBM pseudo-channel shared by several streams reopens rows (FlowTable).
+    void set_sharing_fraction(uint32_t resource, std::vector<double> fraction);
+    // Classes of one group count once there (one tile's descriptors are one stream of addresses).
+    void set_class_group(uint32_t cls, uint32_t group);
     // A class: the usage vector of its flows, and a bound on each flow's rate (kNever: none).
     uint32_t add_class(std::vector<Usage> usage, double rate_bound = kNever);
     // The resources are unavailable (capacity 0) during [first + k period, first + k period + length),
@@ -92,6 +97,7 @@ private:
         double moved = 0; // bytes its flows moved, all together
         bool fixed = false;
         size_t active_index = ~size_t(0);
+        uint32_t group = ~0u;  // ~0: a group of its own
         // fair
         uint32_t flows = 0;
         double v = 0;
@@ -104,6 +110,9 @@ private:
         double capacity = 0, nominal = 0;
         double remaining = 0, demand = 0;  // solve(): capacity left, weighted flows not yet fixed
         bool down = false;              // in an outage
+        std::vector<double> fraction;   // of nominal, by active classes crossing it (empty: 1)
+        uint32_t crossing = 0;          // groups of active classes crossing it
+        std::vector<uint32_t> by_group; // active classes crossing it, by group
         std::vector<uint32_t> classes;  // fair: active classes crossing it
         bool touched = false;
     };
@@ -129,6 +138,8 @@ private:
     void join(const Join& j);
     void collect_finishes(double t);
     void update_outage(Outage& o, double t);
+    void set_capacity(Resource& r);
+    void count_crossing(const Class& c, int delta);
     void solve();
     void solve_fair();
     void solve_in_order();

@@ -53,6 +53,10 @@ FlowTable FlowTable::calibrate(const HbmConfig& hbm) {
                                                                             row.cold_read)};
             for (auto& by_pattern : row.unrefreshed)
                 by_pattern.fill(t.peak_);
+            for (size_t f = 0; f < kReadFractions.size(); ++f) {
+                row.streams[f].fill(t.peak_);
+                row.streams_unrefreshed[f].fill(t.peak_);
+            }
             t.rows_.push_back(row);
             continue;
         }
@@ -73,6 +77,13 @@ FlowTable FlowTable::calibrate(const HbmConfig& hbm) {
                 }
                 load.window = kWindows.back();
                 row.unrefreshed[p][f] = measure_pc(unrefreshed, load).bandwidth;
+                if (PcPattern(p) != PcPattern::Sequential)
+                    continue;
+                for (size_t k = 0; k < kStreams.size(); ++k) {
+                    load.streams = kStreams[k];
+                    row.streams[f][k] = measure_pc(hbm, load).bandwidth;
+                    row.streams_unrefreshed[f][k] = measure_pc(unrefreshed, load).bandwidth;
+                }
             }
         t.rows_.push_back(row);
     }
@@ -90,10 +101,19 @@ nlohmann::json FlowTable::to_json() const {
                     windows.push_back({{"window", kWindows[w]},
                                        {"bandwidth_gbs", r.points[p][f][w].bandwidth},
                                        {"read_latency_ns", r.points[p][f][w].latency}});
-                loads.push_back({{"pattern", pattern_name(p)},
-                                 {"read_fraction", kReadFractions[f]},
-                                 {"unrefreshed_gbs", r.unrefreshed[p][f]},
-                                 {"windows", windows}});
+                nlohmann::json load = {{"pattern", pattern_name(p)},
+                                       {"read_fraction", kReadFractions[f]},
+                                       {"unrefreshed_gbs", r.unrefreshed[p][f]},
+                                       {"windows", windows}};
+                if (p == int(PcPattern::Sequential)) {
+                    nlohmann::json streams = nlohmann::json::array();
+                    for (size_t k = 0; k < kStreams.size(); ++k)
+                        streams.push_back({{"streams", kStreams[k]},
+                                           {"bandwidth_gbs", r.streams[f][k]},
+                                           {"unrefreshed_gbs", r.streams_unrefreshed[f][k]}});
+                    load["streams"] = streams;
+                }
+                loads.push_back(load);
             }
         rows.push_back({{"bytes", r.bytes},
                         {"cold_read_ns", r.cold_read},
@@ -133,6 +153,15 @@ FlowTable FlowTable::from_json(const nlohmann::json& j) {
                 for (size_t w = 0; w < kWindows.size(); ++w)
                     row.points[p][f][w] = {windows[w].at("bandwidth_gbs").get<double>(),
                                            windows[w].at("read_latency_ns").get<double>()};
+                if (PcPattern(p) != PcPattern::Sequential)
+                    continue;
+                const auto& streams = loads[k].at("streams");
+                if (streams.size() != kStreams.size())
+                    throw std::runtime_error("a load has the wrong number of stream counts");
+                for (size_t s = 0; s < kStreams.size(); ++s) {
+                    row.streams[f][s] = streams[s].at("bandwidth_gbs").get<double>();
+                    row.streams_unrefreshed[f][s] = streams[s].at("unrefreshed_gbs").get<double>();
+                }
             }
             t.rows_.push_back(row);
         }
@@ -165,6 +194,24 @@ double FlowTable::sustained(uint64_t bytes, PcPattern pattern, bool write, bool 
         for (const Point& x : r.points[p][f])
             best = std::max(best, x.bandwidth);
         return best;
+    });
+}
+
+double FlowTable::shared_fraction(uint64_t bytes, bool write, uint32_t streams, bool with_refresh) const {
+    const size_t f = write ? kReadFractions.size() - 1 : 0;
+    const double x = std::log2(double(std::max<uint32_t>(1, streams)));
+    return interpolate(bytes, [&](const Row& r) {
+        const auto& v = with_refresh ? r.streams[f] : r.streams_unrefreshed[f];
+        if (!(v[0] > 0))
+            return 1.0;
+        for (size_t k = 1; k < kStreams.size(); ++k) {
+            const double x0 = std::log2(double(kStreams[k - 1])), x1 = std::log2(double(kStreams[k]));
+            if (x <= x1) {
+                const double a = (x - x0) / (x1 - x0);
+                return ((1 - a) * v[k - 1] + a * v[k]) / v[0];
+            }
+        }
+        return v.back() / v[0];
     });
 }
 

@@ -21,6 +21,8 @@ class FlowTable {
 public:
     static constexpr std::array<double, 3> kReadFractions = {1.0, 0.5, 0.0};
     static constexpr std::array<uint32_t, 7> kWindows = {1, 2, 4, 8, 16, 32, 64};
+    // Sequential streams sharing a PC at once (each through its own rows; kWindows.back() outstanding)
+    static constexpr std::array<uint32_t, 4> kStreams = {1, 2, 4, 8};
 
     struct Point {           // one load: request size x pattern x read fraction x window
         double bandwidth;    // B/ns per PC, refresh as configured
@@ -35,6 +37,9 @@ public:
         // [pattern][read fraction]: the sustained rate with refresh off (the flow mode puts an
         // all-bank refresh in as an outage of its own, tREFI apart)
         std::array<std::array<double, kReadFractions.size()>, 2> unrefreshed{};
+        // [read fraction][streams]: sequential streams sharing the PC, with refresh as configured
+        // and off (the first column: one stream, the sustained rate above)
+        std::array<std::array<double, kStreams.size()>, kReadFractions.size()> streams{}, streams_unrefreshed{};
     };
 
     // Runs the banked model over every load of the table (about 0.1 s).
@@ -48,6 +53,10 @@ public:
     // tabulated, log scale), `write` or read, with refresh in (false: the rate between refreshes).
     double sustained(uint64_t bytes, PcPattern pattern, bool write, bool with_refresh) const;
     double cold_latency(uint64_t bytes, bool write) const;
+    // What `streams` sequential streams sharing one PC get of it together, as a fraction of what
+    // one stream gets (<= 1 where they reopen each other's rows; interpolated in log2(streams),
+    // the last column beyond it).
+    double shared_fraction(uint64_t bytes, bool write, uint32_t streams, bool with_refresh) const;
     const std::vector<Row>& rows() const { return rows_; }
 
 private:

@@ -67,7 +67,12 @@ private:
 
     void issue(double t) {
         const uint64_t i = next_++;
-        uint64_t slot = load_.pattern == PcPattern::Sequential ? i % slots_ : rng_() % slots_;
+        // Stream k's region starts about k/streams of the way in, an odd number of requests (so the
+        // streams do not start in the same bank; aligned to the same bank, 8 streams lose 24 % of the
+        // PC where the AT platforms' 8 tiles lose about none: docs/performance.md).
+        const uint64_t k = i % load_.streams, region = slots_ / load_.streams | 1;
+        uint64_t slot = load_.pattern == PcPattern::Sequential ? (k * region + i / load_.streams) % slots_
+                                                               : rng_() % slots_;
         bool write = load_.read_fraction < 1 && std::generate_canonical<double, 53>(rng_) >= load_.read_fraction;
         arrivals_.push({t, write, stack_offset(h_, slot * load_.request_bytes), false});
     }

@@ -20,6 +20,9 @@ struct PcLoad {
     PcPattern pattern = PcPattern::Sequential;
     double read_fraction = 1;
     uint32_t window = 1;     // requests outstanding at the PC
+    // Sequential: this many streams, each through its own region of the PC, their requests taken in
+    // turn (tiles streaming through one PC at once: each reopens rows the others closed).
+    uint32_t streams = 1;
     double duration_ns = 20000, warmup_ns = 2000;
     uint64_t seed = 1;
 };

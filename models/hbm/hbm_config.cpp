@@ -75,17 +75,17 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .assumed("", "address map: no public Trainium map; chosen so a 2 KiB burst spans two bank groups"),
         text("bank_bits", &C::bank_bits, "16-17", "stack-offset bits selecting the bank in its group")
             .assumed("", "address map: no public Trainium map"),
-        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR = 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_rcd", &C::t_rcd, "14 ns", "ACT to RD/WR (tRCDRD = tRCDWR: the ini's 14 cycles of its 1 ns tCK; 23 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC-class HBM2 timing)"),
-        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_rp", &C::t_rp, "14 ns", "PRE to ACT, same bank (tRP: the ini's 14 cycles of its 1 ns tCK; 23 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS 34 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_ras", &C::t_ras, "34 ns", "ACT to PRE, same bank (tRAS: the ini's 34 cycles of its 1 ns tCK; 55 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_rc", &C::t_rc, "48.75 ns", "ACT to ACT, same bank (tRAS + tRP in whole 0.625 ns cycles; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini: tRAS + tRP"),
-        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL 14 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_cl", &C::t_cl, "14 ns", "RD to first data (CL: the ini's 14 cycles of its 1 ns tCK; 23 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL 4 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_cwl", &C::t_cwl, "4 ns", "WR to first data (CWL: the ini's 4 cycles of its 1 ns tCK; 7 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
         duration("t_ccd_s", &C::t_ccd_s, "1 ns", "column to column, different bank group (tCCD_S; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
@@ -107,7 +107,7 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
             .documented("DRAMsim3 read_to_write rule with the ini values"),
         duration("t_wr", &C::t_wr, "16 ns", "end of write data to PRE (write recovery tWR; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini"),
-        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L 6 cycles of its 1 ns clock; " INI ")", kDramTimingMax)
+        duration("t_rtp", &C::t_rtp, "6 ns", "RD to PRE (tRTP_L: the ini's 6 cycles of its 1 ns tCK; 10 tCK at dram_clock 1.6 GHz; " INI ")", kDramTimingMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini tRTP_L"),
         duration("t_refi", &C::t_refi, "3900 ns", "all-bank refresh interval (tREFI; " INI ")", kRefreshIntervalMax)
             .documented("DRAMsim3 HBM2_8Gb_x128.ini (JEDEC 3.9 us)"),
@@ -130,21 +130,30 @@ const FieldList<HbmConfig>& HbmConfig::fields() {
                "open: rows stay open for later hits; closed: precharge after each request")
             .setting("controller policy (open, as DRAMsim3)"),
         count("read_queue", &C::read_queue, "32", 1, 65536,
-              "read queue per pseudo-channel in column-access entries (access_bytes each; DRAMsim3-style 32-entry "
-              "transaction queue); a request larger than the queue enters it alone")
-            .assumed("x0.5..x4", "DRAMsim3-style 32-entry queue; no public Trainium figure"),
+              "read queue per pseudo-channel in column-access entries (access_bytes each); a request larger than "
+              "the queue enters it alone")
+            .assumed("x0.5..x4", "reference simulator's default, stated as such: DRAMsim3 trans_queue_size = 32 per "
+                                 "channel (HBM2_8Gb_x128.ini; its per-bank command queues, cmd_queue_size = 8, are "
+                                 "the scheduler's look-ahead here); no public Trainium figure"),
         count("write_queue", &C::write_queue, "32", 1, 65536,
               "write buffer per pseudo-channel in column-access entries; writes are acknowledged once inside")
-            .assumed("x1..x4", "as read_queue; not below the drain watermark"),
+            .assumed("x1..x4", "reference simulator's default, stated as such: DRAMsim3's write buffer of "
+                               "trans_queue_size = 32 per channel; not below the drain watermark"),
         count("ingress_queue", &C::ingress_queue, "64", 0, 1 << 20,
               "requests a stack accepts ahead of full PC queues, so one busy PC does not block the others "
-              "(assumed; 0: head-of-line blocking at the stack port)")
-            .assumed("x0.25..x4", "no public figure"),
+              "(0: head-of-line blocking at the stack port; at least the window: a queue per PC)")
+            .assumed("x0.25..x4", "no public depth: DRAMsim3 has none (its front ends hold one refused request, "
+                                  "in order); public HBM controllers take requests per PC (Intel HBM2 IP: one AXI "
+                                  "port per pseudo-channel; AMD PG276: 16 AXI ports per stack behind a crossbar); "
+                                  "docs/validation/hbm.md measures its effect against DRAMsim3 at W = 256, 512"),
         count("write_high", &C::write_high, "32", 1, 65536,
               "write-buffer entries that start a write drain (DRAMsim3: a full buffer)")
             .assumed("16..32", "DRAMsim3: drain when the buffer is full"),
-        count("write_low", &C::write_low, "0", 0, 65536, "write-buffer entries that end a write drain (DRAMsim3: 0)")
-            .assumed("0..16", "DRAMsim3: drain it all"),
+        count("write_low", &C::write_low, "0", 0, 65536,
+              "write-buffer entries that end a write drain; reads wait during a drain (DRAMsim3 moves them all "
+              "into per-bank command queues, where earlier reads keep issuing)")
+            .assumed("0..16", "DRAMsim3 drains the whole buffer, but not exclusively: docs/validation/hbm.md, deep "
+                              "windows"),
     };
     return f;
 }

@@ -70,7 +70,8 @@ void DependencyTracker::visit(const Step& s, uint32_t sem, uint64_t ordinal, boo
             if ((o.write || r.write) && o.overlaps(r))
                 need(o, sem, in_order, waits);
     };
-    std::vector<std::pair<const ChipAccess*, bool>> chip;  // (access, write)
+    std::vector<std::pair<const ChipAccess*, bool>>& chip = chip_scratch_;  // (access, write)
+    chip.clear();
     for (int i = 0; i < s.n_reads; ++i)
         chip.push_back({&s.reads[size_t(i)], false});
     if (s.has_dst) {

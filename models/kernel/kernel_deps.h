@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <vector>
+#include <utility>
 
 namespace nctlm::kernel {
 
@@ -43,6 +44,7 @@ private:
 
     std::vector<size_t> copy_base_;
     std::vector<std::vector<Record>> chip_, tensor_;
+    std::vector<std::pair<const ChipAccess*, bool>> chip_scratch_;  // visit(): a step's operands, reused
 };
 
 } // namespace nctlm::kernel

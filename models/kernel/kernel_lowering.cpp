@@ -206,7 +206,8 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
         uint32_t queue = 0;
         if (unit == Unit::DmaIn || unit == Unit::DmaOut)
             queue = in.queue >= 0 ? uint32_t(in.queue) % o_.dma_queues : auto_queue_++ % o_.dma_queues;
-        std::vector<SemWait> waits;
+        std::vector<SemWait>& waits = waits_;  // reused: most steps are another unit's
+        waits.clear();
         if (in.op == KernelOp::Barrier) {
             // Grid barrier: the sync unit waits for everything issued so far, meets the other
             // instances, then every engine's next instruction waits for it.
@@ -233,7 +234,7 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
             continue;
         out = Instruction{};
         fill(step_, unit, out);
-        out.waits = std::move(waits);
+        out.waits.assign(waits.begin(), waits.end());
         out.signal = int(sem);
         out.signal_ordinal = in_order(unit) ? 0 : ordinal;
         out.queue = queue;

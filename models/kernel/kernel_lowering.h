@@ -61,6 +61,7 @@ private:
     std::vector<uint64_t> issued_;             // per semaphore: signals so far (the last ordinal)
     std::array<bool, kUnits> after_barrier_{};  // the unit's next instruction takes barrier_waits_
     std::vector<SemWait> barrier_waits_;
+    std::vector<SemWait> waits_;  // scratch: the waits of the step being lowered
     uint32_t auto_queue_ = 0;
 };
 

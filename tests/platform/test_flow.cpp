@@ -72,6 +72,31 @@ TEST(FlowTable, ShippedTablesAreWhatTheBankedModelGivesNow) {
     }
 }
 
+// Sequential streams sharing one PC (tiles streaming through it at once): one stream is the
+// sustained rate itself; two streams of the trn2 table lose rate to rows the other closed (the
+// mechanism behind the flow mode's GQA and multi-tile stream errors before it, docs/performance.md);
+// between the measured counts the fraction is interpolated in log2(streams).
+TEST(FlowTable, StreamsSharingAPcComeFromTheBankedModel) {
+    const HbmConfig h = test::load_platform("trn2").hbm;
+    const auto t = flow::FlowTable::calibrate(h);
+    EXPECT_DOUBLE_EQ(t.shared_fraction(2048, false, 1, true), 1.0);
+    flow::PcLoad l;
+    l.request_bytes = 2048;
+    l.window = flow::FlowTable::kWindows.back();
+    const double one = flow::measure_pc(h, l).bandwidth;
+    l.streams = 2;
+    const double two = flow::measure_pc(h, l).bandwidth;
+    EXPECT_LT(two, 0.95 * one);  // the banked model: two streams reopen each other's rows
+    EXPECT_NEAR(t.shared_fraction(2048, false, 2, true), two / one, 1e-12);
+    const double f2 = t.shared_fraction(2048, false, 2, true), f4 = t.shared_fraction(2048, false, 4, true);
+    const double a = std::log2(3.0) - 1;
+    EXPECT_NEAR(t.shared_fraction(2048, false, 3, true), (1 - a) * f2 + a * f4, 1e-12);
+    EXPECT_DOUBLE_EQ(t.shared_fraction(2048, false, 64, true), t.shared_fraction(2048, false, 8, true));
+    // The pipe model has no rows: streams share it without loss.
+    const auto pipe = flow::FlowTable::calibrate(test::load_platform("trn2", {"hbm.model=pipe"}).hbm);
+    EXPECT_DOUBLE_EQ(pipe.shared_fraction(2048, false, 2, true), 1.0);
+}
+
 TEST(FlowTable, ChangedTimingsMakeANewTableThatIsCachedAndUsed) {
     const std::string cache = test::temp_file("", "") + ".d";
     setenv("NCTLM_CACHE_DIR", cache.c_str(), 1);  // the CLI below inherits it
@@ -137,6 +162,12 @@ TEST(FlowMode, RefusesWhatItDoesNotModelWithExit2) {
                    "testbench 'traffic' does not run under sim.timing: flow");
     expect_refused("run -p tiny -t stream --set noc.port_buffer=8 --timing flow", "does not model the NoC's credits");
     r = test::run_cli("run -p tiny -t stream --set noc.port_buffer=9 --timing flow -q");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    // No ingress buffer: head-of-line blocking at the controller's port bounds AT (a remote trn2
+    // stream of 1 KiB bursts: AT 870 GB/s with ingress_queue 0, 1495 with 8, flow 1458).
+    expect_refused("run -p trn2 -t stream --set hbm.ingress_queue=0 --timing flow",
+                   "does not model the controller's head-of-line blocking");
+    r = test::run_cli("run -p tiny -t stream --set hbm.ingress_queue=1 --timing flow -q");
     EXPECT_EQ(r.exit_code, 0) << r.err;
     // A collective on one chip runs (within 5 % of AT in the corpus).
     r = test::run_cli("run -p trn2 -t collective -w collective_allr_r2_32mb --set workload.size=1MiB --timing flow");

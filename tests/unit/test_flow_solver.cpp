@@ -347,3 +347,43 @@ TEST(FlowSolverInOrder, RatesEqualAnOldestFirstAllocationOverFlows) {
             EXPECT_NEAR(s.class_rate(uint32_t(c)), std::max(0.0, rate[c]), 1e-9) << "trial " << trial << " class " << c;
     }
 }
+
+// A resource with a sharing fraction (an HBM PC streamed by several tiles reopens rows): its
+// capacity follows the number of groups crossing it; classes of one group count once.
+TEST(FlowSolverInOrder, SharingFractionFollowsTheGroupsCrossingAResource) {
+    for (Sharing sharing : {Sharing::InOrder, Sharing::Fair}) {
+        FlowSolver s(sharing);
+        uint32_t pc = s.add_resource(10);
+        s.set_sharing_fraction(pc, {1.0, 0.8, 0.5});
+        uint32_t a1 = s.add_class({{pc, 1}}), a2 = s.add_class({{pc, 1}}), b = s.add_class({{pc, 1}});
+        s.set_class_group(a1, 0);
+        s.set_class_group(a2, 0);
+        s.set_class_group(b, 1);
+        s.add_flow(a1, 100, 0, 1);   // alone: 10 B/ns
+        s.add_flow(a2, 100, 0, 2);   // same group: still 10 B/ns in all
+        s.add_flow(b, 100, 20, 3);   // a second group from 20: 8 B/ns in all
+        s.advance(0, [](uint64_t, double) {});
+        EXPECT_DOUBLE_EQ(s.resource_capacity(pc), 10);
+        EXPECT_DOUBLE_EQ(s.class_rate(a1) + s.class_rate(a2), 10);
+        auto done = run(s);
+        EXPECT_DOUBLE_EQ(s.resource_capacity(pc), 10);  // nothing crossing: nominal again
+        // 200 B of group 0 at 10 B/ns would end at 20; b joins then; 100 B at 10 B/ns once alone.
+        EXPECT_DOUBLE_EQ(std::max(done[1], done[2]), 20);
+        EXPECT_DOUBLE_EQ(done[3], 30);
+    }
+    FlowSolver s(Sharing::InOrder);
+    uint32_t pc = s.add_resource(10);
+    s.set_sharing_fraction(pc, {1.0, 0.8, 0.5});
+    uint32_t a = s.add_class({{pc, 1}}), b = s.add_class({{pc, 1}}), c = s.add_class({{pc, 1}});
+    s.add_flow(a, 100, 0, 1);  // ungrouped: each class its own group
+    s.add_flow(b, 100, 0, 2);
+    s.add_flow(c, 100, 0, 3);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_DOUBLE_EQ(s.resource_capacity(pc), 5);  // three crossing: the last entry
+    EXPECT_DOUBLE_EQ(s.class_rate(a), 5);          // the oldest takes all of it
+    auto done = run(s);
+    EXPECT_DOUBLE_EQ(done[1], 20);                 // 100 B at 5 B/ns
+    EXPECT_DOUBLE_EQ(done[2], 20 + 100 / 8.0);     // two left: 8 B/ns
+    EXPECT_DOUBLE_EQ(done[3], 20 + 100 / 8.0 + 10);
+    EXPECT_THROW(s.set_sharing_fraction(pc, {1.2}), std::invalid_argument);
+}
