@@ -272,10 +272,14 @@ void ProcessingElement::dma_job(DmaJob& job) {
     double ns_per_byte = (occ.end_ns - occ.start_ns) / double(ins.bytes);
     double first_post = t0;
     uint64_t before = 0;  // bytes of the descriptors posted before this one
+    // Every descriptor is built before the first wait: runs_ is scratch shared by the jobs, and a
+    // paced job still posting while the next one takes its turn would read the other's runs.
+    for (size_t j = 0; j < n; ++j) {
+        job.descriptors[j].address = runs_[j].address;
+        job.descriptors[j].bytes = runs_[j].bytes;
+    }
     for (size_t j = 0; j < n; ++j) {
         DmaDescriptor& d = job.descriptors[j];
-        d.address = runs_[j].address;
-        d.bytes = runs_[j].bytes;
         d.write = ins.op == Op::DmaWrite;
         d.queue = ins.contiguous || ins.spread ? uint32_t((ins.queue + j) % dma_.config().queues) : ins.queue;
         d.trace_flow = job.flow;  // the instruction's span and its descriptors' spans, linked
