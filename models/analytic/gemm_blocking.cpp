@@ -74,12 +74,26 @@ std::string gemm_blocking_fits(const GemmShape& s, const GemmBlocking& b, const 
     return "";
 }
 
+double GemmRates::run_rate(double run) const {
+    double hbm = full_run_bytes ? dma_bytes_per_ns * std::sqrt(std::min(1.0, run / double(full_run_bytes))) : dma_bytes_per_ns;
+    if (engines == 0 || run <= 0)
+        return hbm;
+    const double packets = std::ceil(run / double(packet_bytes));
+    return std::min(hbm, double(engines) * run / (packets * packet_overhead_ns + run * engine_ns_per_byte));
+}
+
+void GemmRates::use_engines(const DmaConfig& dma) {
+    engines = dma.engines;
+    packet_bytes = std::max<uint64_t>(1, dma.burst_size);
+    packet_overhead_ns = dma.packet_overhead.ns;
+    engine_ns_per_byte = 1e9 / dma.engine_bandwidth.bytes_per_s;
+}
+
 GemmBlockingCost gemm_blocking_cost(const GemmShape& s, const GemmBlocking& b, const PeConfig& pe,
                                     const GemmRates& rates) {
     GemmBlockingCost c;
     const uint64_t e = dtype_bytes(s.dtype);
     const VectorOperands psum_fp32{Dtype::Fp32, true};
-    const double rate = rates.dma_bytes_per_ns;
     // One matmul: its compute or its accumulator write into PSUM, whichever is longer.
     auto matmul = [&](uint64_t ms, uint64_t ns) {
         return std::max(pe.matmul_time(uint32_t(ms), uint32_t(ns), s.dtype).ns, psum_ns(pe, ns * 4.0));
@@ -99,10 +113,7 @@ GemmBlockingCost gemm_blocking_cost(const GemmShape& s, const GemmBlocking& b, c
     const bool overlapped = b.a_bufs >= 2 && b.b_bufs >= 2;
     // A block's rows are contiguous runs of its columns: a run shorter than the HBM interleave
     // (one pseudo-channel chunk, which spans two bank groups) keeps fewer banks busy.
-    auto run_rate = [&](uint64_t run_elements) {
-        double run = double(run_elements * e);
-        return rates.full_run_bytes ? rate * std::sqrt(std::min(1.0, run / double(rates.full_run_bytes))) : rate;
-    };
+    auto run_rate = [&](uint64_t run_elements) { return rates.run_rate(double(run_elements * e)); };
     double steady = 0;
     for (const Part& pm : parts(s.m, b.bm))
         for (const Part& pn : parts(s.n, b.bn)) {
@@ -140,11 +151,16 @@ GemmBlockingCost gemm_blocking_cost(const GemmShape& s, const GemmBlocking& b, c
     // HBM: A once per column block, B once per row block, C once; loads and stores share the rate.
     const uint64_t m_blocks = ceil_div(s.m, b.bm), n_blocks = ceil_div(s.n, b.bn);
     c.hbm_bytes = (double(s.m) * s.k * n_blocks + double(s.k) * s.n * m_blocks + double(s.m) * s.n) * e;
-    c.dma_ns = double(s.m) * s.k * n_blocks * e / run_rate(std::min<uint64_t>(b.bm, s.m)) +
-               (double(s.k) * s.n * m_blocks + double(s.m) * s.n) * e / run_rate(std::min<uint64_t>(b.bn, s.n));
+    // Each block at the rate of its own runs (a ragged last block's are shorter).
+    for (const Part& pm : parts(s.m, b.bm))
+        c.dma_ns += double(pm.count * pm.size) * double(s.k) * double(n_blocks) * e / run_rate(pm.size);
+    for (const Part& pn : parts(s.n, b.bn))
+        c.dma_ns += double(pn.count * pn.size) * (double(s.k) * m_blocks + double(s.m)) * e / run_rate(pn.size);
     const double bm = double(std::min<uint64_t>(b.bm, s.m)), bn = double(std::min<uint64_t>(b.bn, s.n));
-    c.startup_ns = pe.pipeline_fill.ns + rates.dma_start_ns + double(std::min<uint64_t>(b.bk, s.k)) * (bm + bn) * e / rate;
-    c.drain_ns = rates.dma_start_ns + bm * bn * e / rate + pe.pipeline_tail.ns;
+    const double bk = double(std::min<uint64_t>(b.bk, s.k));
+    c.startup_ns = pe.pipeline_fill.ns + rates.dma_start_ns + bk * bm * e / run_rate(uint64_t(bm)) +
+                   bk * bn * e / run_rate(uint64_t(bn));
+    c.drain_ns = rates.dma_start_ns + bm * bn * e / run_rate(uint64_t(bn)) + pe.pipeline_tail.ns;
     c.total_ns = std::max({steady, c.scalar_ns, c.dma_ns}) + c.startup_ns + c.drain_ns;
     const std::pair<const char*, double> busy[] = {
         {"tensor", c.tensor_ns}, {"vector", c.vector_ns}, {"scalar", c.scalar_ns}, {"dma", c.dma_ns}};

@@ -5,6 +5,7 @@
 // docs/models/pe.md ("Whole-GEMM blocking") gives the candidate set and the rule. Pure C++.
 #pragma once
 
+#include "models/dma/dma_config.h"
 #include "models/pe/engine_timing.h"
 #include "models/pe/gemm_workload.h"
 #include "models/pe/pe_config.h"
@@ -28,11 +29,23 @@ struct GemmBlocking {
 
 // What one core moves from and to HBM per second, and pays per DMA instruction.
 struct GemmRates {
-    double dma_bytes_per_ns = 0;  // min(the engines' rate on full rows (dma_cost.h), their theoretical rate, the core's share of its stack)
+    double dma_bytes_per_ns = 0;  // min(the engines' theoretical rate, the core's share of its stack)
     double dma_start_ns = 0;      // dma.start_latency
     uint64_t full_run_bytes = 0;  // hbm.interleave: a contiguous run shorter than this streams at run / this of the rate
-};
+    // The DMA engines (docs/models/dma.md, "Transfer shape"): `engines` each move a packet of at
+    // most `packet_bytes` of one HBM run for `packet_overhead_ns` plus its bytes at
+    // `engine_ns_per_byte`. engines = 0: no engine limit.
+    uint32_t engines = 0;
+    uint64_t packet_bytes = 1;
+    double packet_overhead_ns = 0, engine_ns_per_byte = 0;
 
+    // Bytes per ns a block whose HBM rows are runs of `run_bytes` moves: each run in one partition,
+    // the partitions spread evenly over the engines, each run cut into packets; the stack's side
+    // derated for runs shorter than the interleave (fewer banks busy).
+    double run_rate(double run_bytes) const;
+    // The engine limit from the DMA block's parameters.
+    void use_engines(const DmaConfig& dma);
+};
 struct GemmBlockingCost {
     double tensor_ns = 0, vector_ns = 0, scalar_ns = 0, dma_ns = 0;  // busy time per resource
     double startup_ns = 0, drain_ns = 0;  // the first blocks' loads; the last block's stores

@@ -227,8 +227,10 @@ analytic::GemmRates gemm_rates(const Platform& p, uint32_t cores, uint32_t strid
     for (uint32_t k = 0; k < cores; ++k)
         sharing = std::max(sharing, ++per_stack.at(p.local_stack(k * stride)));
     double stack = c.hbm.stack_bandwidth().bytes_per_s / sharing;
-    double rate = std::min({DmaCostRules::from(c.dma).peak_rate() * 1e9, c.dma.data_bandwidth().bytes_per_s, stack});
-    return {rate / 1e9, c.dma.start_latency.ns, c.hbm.interleave};
+    double rate = std::min(c.dma.data_bandwidth().bytes_per_s, stack);
+    analytic::GemmRates r{rate / 1e9, c.dma.start_latency.ns, c.hbm.interleave};
+    r.use_engines(c.dma);
+    return r;
 }
 
 std::vector<GemmCore> make_gemm_cores(Platform& p, const analytic::GemmPlan& plan, uint32_t stride,

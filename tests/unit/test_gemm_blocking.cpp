@@ -4,11 +4,13 @@
 // its blocking says, ragged shapes included; the shipped configs/kernels/gemm_blocked.json is the builder's.
 #include "models/analytic/gemm_blocking.h"
 #include "models/common/config.h"
+#include "models/dma/dma_cost.h"
 #include "models/kernel/kernel_lowering.h"
 #include "testbenches/gemm/gemm_kernel.h"
 #include "tests/support.h"
 #include "tests/xorshift.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <gtest/gtest.h>
@@ -87,6 +89,39 @@ TEST(GemmBlocking, EstimateFollowsItsRules) {
     GemmBlockingCost thin = gemm_blocking_cost(s, {2048, 1024, 128, 2, 2, 4}, pe, rates());
     EXPECT_EQ(thin.bound, "vector");
     EXPECT_GT(thin.total_ns, c.total_ns);
+}
+
+// The estimate's DMA rate is the engines' transfer-shape rule as a closed form (docs/models/dma.md,
+// "Transfer shape"): on trn1, runs of >= 2 KiB in whole packets give 16 x 17 B/ns, 1 KiB runs
+// 16 x 12.36 B/ns (the figure table), a 2668 B run two packets; the closed form equals the DMA
+// block's own rule (DmaCostRules::engine_rate, an engine's share of separate-run rows) on random
+// valid DMA parameters, and the stack's side still derates short runs.
+TEST(GemmBlocking, DmaRateIsTheEnginesTransferShapeRule) {
+    DmaConfig dma = ConfigTree::from_file(test::platform("trn1")).load<DmaConfig>("dma");
+    GemmRates r = rates(1e9, 0);
+    r.use_engines(dma);
+    EXPECT_NEAR(r.run_rate(4096), 272.0, 0.01);  // dma.packet_overhead is 45.18 ns, rounded
+    EXPECT_NEAR(r.run_rate(2048), 272.0, 0.01);
+    EXPECT_NEAR(r.run_rate(1024), 16 * 12.36, 0.1);
+    EXPECT_NEAR(r.run_rate(2668), 16 * 2668 / (2 * dma.packet_overhead.ns + 2668 / 27.2), 1e-6);
+    test::XorShift64 rng{0x5eed5eedull};
+    for (int i = 0; i < 200; ++i) {
+        DmaConfig d = dma;
+        d.engines = uint32_t(1 + rng() % 32);
+        d.burst_size = uint64_t(64) << (rng() % 7);
+        d.packet_overhead = Duration{double(rng() % 20000) / 100};
+        d.engine_bandwidth = Bandwidth{1e9 * double(1 + rng() % 64)};
+        d.partitions_per_engine = uint32_t(1 + rng() % 16);
+        GemmRates g = rates(1e12, 0);
+        g.use_engines(d);
+        const uint64_t run = 1 + rng() % 20000;
+        const double mechanism = double(d.engines) * DmaCostRules::from(d).engine_rate(run);
+        EXPECT_NEAR(g.run_rate(double(run)), mechanism, 1e-9 * mechanism) << i << ": run " << run;
+    }
+    GemmRates stack = rates(100, 0);
+    stack.full_run_bytes = 2048;
+    stack.use_engines(dma);
+    EXPECT_NEAR(stack.run_rate(512), 100 * std::sqrt(0.25), 1e-9);  // the stack's side binds
 }
 
 // The search returns the best-ranked fitting candidate; on a large trn1 GEMM it is tensor-bound
