@@ -1,4 +1,5 @@
 #include "apps/nctlm/calibrate.h"
+#include "apps/nctlm/cli_flags.h"
 
 #include "models/common/atomic_file.h"
 #include "models/common/config.h"
@@ -45,6 +46,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     for (auto& s : sets)
         tree.set(s);
     PlatformConfig cfg = PlatformConfig::load(tree);
+    if (!out.empty())
+        cli::check_output("-o", out);
     auto start = std::chrono::steady_clock::now();
     flow::FlowTable table = flow::FlowTable::calibrate(cfg.hbm);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -1,5 +1,6 @@
 #include "apps/nctlm/cli_flags.h"
 
+#include "models/common/atomic_file.h"
 #include "models/common/config.h"
 #include "platforms/shipped_configs.h"
 #include "study/sweep_spec.h"
@@ -11,6 +12,14 @@ namespace po = boost::program_options;
 namespace fs = std::filesystem;
 
 namespace nctlm::cli {
+
+void check_output(const std::string& flag, const std::string& path) {
+    try {
+        check_writable(path);
+    } catch (const std::runtime_error& e) {
+        throw ConfigError(flag + " " + path + ": " + e.what());
+    }
+}
 
 std::optional<ConfigTree> platform_of_run(const std::vector<std::string>& run_options) {
     std::string platform;

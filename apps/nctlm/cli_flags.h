@@ -17,6 +17,11 @@ namespace nctlm::cli {
 // A whole number for a flag, in [lo, hi]: "-1" must not wrap to 2^64 - 1. Throws ConfigError.
 uint64_t count(const std::string& flag, const std::string& text, uint64_t lo, uint64_t hi);
 
+// A bad output path is a usage error found before the work starts (ConfigError naming the flag);
+// the file itself is written atomically once the work is done, so a killed run leaves no empty
+// file and the old one whole.
+void check_output(const std::string& flag, const std::string& path);
+
 // Parses args into desc's bound variables (no positional arguments unless `positional` is given);
 // false after printing --help.
 bool parse_or_help(const boost::program_options::options_description& desc, const std::vector<std::string>& args,

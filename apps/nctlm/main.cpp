@@ -95,15 +95,6 @@ void add_timing_override(const po::variables_map& vm, const std::string& timing,
     overrides.push_back("sim.timing=" + timing);
 }
 
-// A bad output path is a usage error found before simulating; the file itself is only written
-// (atomically) once the run is done, so a killed run leaves no empty file and the old one whole.
-void check_output(const std::string& flag, const std::string& path) {
-    try {
-        check_writable(path);
-    } catch (const std::runtime_error& e) {
-        throw ConfigError(flag + " " + path + ": " + e.what());
-    }
-}
 
 int cmd_run(const std::vector<std::string>& args) {
     RunOptions o;
@@ -157,9 +148,9 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     bool stats_to_stdout = stats_file == "-";
     if (!stats_file.empty() && !stats_to_stdout)
-        check_output("--stats-json", stats_file);
+        cli::check_output("--stats-json", stats_file);
     if (!o.trace_file.empty())
-        check_output("--trace", o.trace_file);
+        cli::check_output("--trace", o.trace_file);
 
     o.warnings_are_errors = true;  // a CLI run with a SystemC warning is not a result to trust
     RunOutcome out = run(o);

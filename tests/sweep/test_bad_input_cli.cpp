@@ -128,6 +128,14 @@ TEST(BadInputCli, StatsJsonPointingAtADirectoryExit2BeforeRunning) {
     fs::remove_all(dir);
 }
 
+// `calibrate flow -o` is checked before the table is measured, as `run -o` is.
+TEST(BadInputCli, CalibrateOutputInAMissingDirectoryExit2BeforeMeasuring) {
+    auto r = run_cli("calibrate flow -p " + tiny() + " -o /nonexistent-nctlm-dir/table.json");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_HAS(r.err, "-o /nonexistent-nctlm-dir/table.json: cannot write");
+    EXPECT_EQ(r.out, "");
+}
+
 // Outputs are written whole at the end (temporary + rename): a run killed halfway leaves the
 // previous stats file as it was and creates no empty trace.
 TEST(BadInputCli, KilledRunLeavesThePreviousStatsFileAndNoEmptyTrace) {
