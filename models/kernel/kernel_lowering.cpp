@@ -2,6 +2,7 @@
 
 #include "models/pe/dma_runs.h"
 
+#include <deque>
 #include <fmt/format.h>
 
 namespace nctlm::kernel {
@@ -398,15 +399,73 @@ KernelCounts check_kernel(const KernelProgram& p, const Layout& l, uint32_t inst
 
 namespace {
 
-// Each unit pulls its own instructions with its own Lowerer over the whole program: they agree on
-// every semaphore ordinal, and no unit's lead over another ever needs instructions kept in memory.
+// One Lowerer per instance walks the program once for all units: what it lowers for a unit other
+// than the caller waits in that unit's queue. A unit that falls more than kMaxLag instructions
+// behind (or asks out of turn: a new run of the program) leaves the shared walk and pulls its own
+// instructions with a Lowerer of its own over the whole program, so memory stays bounded whatever
+// the lead of one unit over another; every Lowerer agrees on every instruction and ordinal.
 class KernelSource : public ProgramSource {
 public:
+    static constexpr size_t kMaxLag = 4096;
+
     KernelSource(std::shared_ptr<const KernelProgram> p, std::shared_ptr<const Layout> l, uint32_t instance,
                  const PeConfig& pe, const LoweringOptions& o, const KernelCounts& counts)
         : p_(std::move(p)), l_(std::move(l)), instance_(instance), pe_(pe), o_(o), counts_(counts) {}
     uint64_t count(Unit u) const override { return counts_.per_unit[size_t(u)]; }
     uint64_t at(Unit u, uint64_t k, Instruction& out) const override {
+        Cursor& c = cursors_[size_t(u)];
+        if (!c.own && k != c.next)
+            leave_shared(u);
+        uint64_t index = c.own ? own_next(u, k, out) : shared_next(u, out);
+        ++c.next;
+        return index;
+    }
+
+private:
+    struct Lowered {
+        Instruction ins;
+        uint64_t index;
+    };
+    struct Cursor {
+        bool own = false;                // pulls from `lower`, not the shared walk
+        std::unique_ptr<Lowerer> lower;  // own: positioned after instruction `next - 1` of the unit
+        uint64_t next = 0;               // the unit's next instruction
+        std::deque<Lowered> queue;       // shared: lowered, not yet taken
+    };
+
+    uint64_t shared_next(Unit u, Instruction& out) const {
+        Cursor& c = cursors_[size_t(u)];
+        if (!c.queue.empty()) {
+            out = std::move(c.queue.front().ins);
+            uint64_t index = c.queue.front().index;
+            c.queue.pop_front();
+            return index;
+        }
+        if (!shared_)
+            shared_ = std::make_unique<Lowerer>(*p_, *l_, instance_, pe_, o_);
+        Lowered next;
+        while (shared_->next(next.ins, next.index)) {
+            if (next.ins.unit == u) {
+                out = std::move(next.ins);
+                return next.index;
+            }
+            const Unit unit = next.ins.unit;
+            Cursor& other = cursors_[size_t(unit)];
+            if (other.own)
+                continue;
+            other.queue.push_back(std::move(next));
+            if (other.queue.size() > kMaxLag)
+                leave_shared(unit);
+        }
+        throw std::logic_error("kernel program: fewer instructions than counted");
+    }
+    void leave_shared(Unit u) const {
+        Cursor& c = cursors_[size_t(u)];
+        c.own = true;
+        c.queue.clear();
+        c.queue.shrink_to_fit();
+    }
+    uint64_t own_next(Unit u, uint64_t k, Instruction& out) const {
         Cursor& c = cursors_[size_t(u)];
         if (!c.lower || k != c.next) {  // a new run of the program (or a jump): start over
             c.lower = std::make_unique<Lowerer>(*p_, *l_, instance_, pe_, o_);
@@ -418,21 +477,16 @@ public:
         uint64_t index = 0;
         if (!c.lower->next(out, index, &u))
             throw std::logic_error("kernel program: fewer instructions than counted");
-        ++c.next;
         return index;
     }
 
-private:
-    struct Cursor {
-        std::unique_ptr<Lowerer> lower;
-        uint64_t next = 0;
-    };
     std::shared_ptr<const KernelProgram> p_;
     std::shared_ptr<const Layout> l_;
     uint32_t instance_;
     PeConfig pe_;
     LoweringOptions o_;
     KernelCounts counts_;
+    mutable std::unique_ptr<Lowerer> shared_;
     mutable std::array<Cursor, kUnits> cursors_;
 };
 

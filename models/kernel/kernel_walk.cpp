@@ -14,11 +14,11 @@ void Walker::fail(const Instr& in, const std::string& msg) const {
     throw KernelError(fmt::format("{}: {} {}: {}", p_.file, op_name(in.op), in.where(), msg));
 }
 
-int64_t Walker::eval(const Expr& e, const std::string& where) const {
+int64_t Walker::eval(const Expr& e, const std::string& path, const char* field) const {
     try {
         return e.eval(vars_.data());
     } catch (const KernelError& err) {
-        throw KernelError(fmt::format("{}: {}: {}", p_.file, where, err.what()));
+        throw KernelError(fmt::format("{}: {}/{}: {}", p_.file, path, field, err.what()));
     }
 }
 
@@ -210,13 +210,13 @@ bool Walker::next(Step& out) {
         }
         const Node& n = (*f.list)[f.pos++];
         if (n.kind == Node::Kind::Loop) {
-            int64_t trip = eval(n.trip, n.path + "/trip");
+            int64_t trip = eval(n.trip, n.path, "trip");
             if (trip > (int64_t(1) << 40))
                 throw KernelError(fmt::format("{}: {}/trip: {} iterations ({}) is past the limit of 2^40", p_.file, n.path,
                                               trip, n.trip.text()));
             if (trip <= 0)
                 continue;
-            int64_t start = eval(n.start, n.path + "/start"), step = eval(n.step, n.path + "/step");
+            int64_t start = eval(n.start, n.path, "start"), step = eval(n.step, n.path, "step");
             int64_t last = 0;
             if (__builtin_mul_overflow(step, trip - 1, &last) || __builtin_add_overflow(start, last, &last))
                 throw KernelError(fmt::format("{}: {}: the loop variable overflows", p_.file, n.path));
@@ -225,7 +225,7 @@ bool Walker::next(Step& out) {
             continue;
         }
         if (n.kind == Node::Kind::If) {
-            bool taken = eval(n.cond, n.path + "/if") != 0;
+            bool taken = eval(n.cond, n.path, "if") != 0;
             const std::vector<Node>& branch = taken ? n.body : n.orelse;
             if (!branch.empty())
                 stack_.push_back({&branch, 0, nullptr, 0, 0, 0, 0});
@@ -236,7 +236,7 @@ bool Walker::next(Step& out) {
         out.ins = &in;
         out.index = index_++;
         if (in.has_tile)
-            out.tile = eval(in.tile, in.path + "/tile");
+            out.tile = eval(in.tile, in.path, "tile");
         if (in.op == KernelOp::Dma) {
             const Operand& src = in.reads[0];
             bool load = src.kind == Operand::Kind::Hbm;
@@ -277,7 +277,7 @@ bool Walker::next(Step& out) {
         for (const Operand& d : in.more_dst)
             out.more_dst[size_t(out.n_more_dst++)] = chip(d, in, "dst");
         if (in.op == KernelOp::Matmul)
-            out.accumulate = eval(in.start, in.path + "/start") == 0;
+            out.accumulate = eval(in.start, in.path, "start") == 0;
         return true;
     }
     return false;

@@ -71,7 +71,8 @@ private:
         const Node* loop;  // null: a conditional's branch or the body
         int64_t t, trip, start, step;
     };
-    int64_t eval(const Expr& e, const std::string& where) const;
+    // The error names `path`/`field`, joined only when it is thrown (this runs per instruction).
+    int64_t eval(const Expr& e, const std::string& path, const char* field) const;
     ChipAccess chip(const Operand& o, const Instr& in, const char* role) const;
     HbmAccess hbm(const Operand& o, const Instr& in, const char* role) const;
     [[noreturn]] void fail(const Instr& in, const std::string& msg) const;

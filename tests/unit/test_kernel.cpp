@@ -8,6 +8,8 @@
 #include "tests/xorshift.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -438,6 +440,118 @@ TEST(KernelLowering, EachUnitsLazyStreamEqualsTheWholeWalk) {
     EXPECT_EQ(act.psum_bytes, 128u * 512 * 4);
     EXPECT_EQ(act.bytes, 128u * 512 * 2);
     EXPECT_FALSE(act.write_psum);
+}
+
+namespace {
+
+// Every field of two lowered instructions.
+void expect_same(const Instruction& a, const Instruction& b, const std::string& where) {
+    SCOPED_TRACE(where);
+    EXPECT_EQ(a.op, b.op);
+    EXPECT_EQ(a.unit, b.unit);
+    EXPECT_EQ(a.stage, b.stage);
+    EXPECT_EQ(a.tile, b.tile);
+    ASSERT_EQ(a.waits.size(), b.waits.size());
+    for (size_t w = 0; w < a.waits.size(); ++w) {
+        EXPECT_EQ(a.waits[w].sem, b.waits[w].sem);
+        EXPECT_EQ(a.waits[w].value, b.waits[w].value);
+    }
+    EXPECT_EQ(a.signal, b.signal);
+    EXPECT_EQ(a.signal_ordinal, b.signal_ordinal);
+    EXPECT_EQ(a.address, b.address);
+    EXPECT_EQ(a.bytes, b.bytes);
+    EXPECT_EQ(a.queue, b.queue);
+    EXPECT_EQ(a.partitions, b.partitions);
+    EXPECT_EQ(a.partition, b.partition);
+    EXPECT_EQ(a.offset, b.offset);
+    EXPECT_EQ(a.read_offset, b.read_offset);
+    EXPECT_EQ(a.write_psum, b.write_psum);
+    EXPECT_EQ(a.psum_bytes, b.psum_bytes);
+    EXPECT_EQ(a.n_stationary, b.n_stationary);
+    EXPECT_EQ(a.n_moving, b.n_moving);
+    EXPECT_EQ(a.k_rows, b.k_rows);
+    EXPECT_EQ(a.n_free, b.n_free);
+    EXPECT_EQ(a.dtype, b.dtype);
+    EXPECT_EQ(a.inputs, b.inputs);
+    EXPECT_EQ(a.sbuf_read_bytes, b.sbuf_read_bytes);
+    EXPECT_EQ(a.descriptor_bytes, b.descriptor_bytes);
+    EXPECT_EQ(a.contiguous, b.contiguous);
+    EXPECT_EQ(a.spread, b.spread);
+    EXPECT_EQ(a.transpose, b.transpose);
+    EXPECT_EQ(a.pattern.dims, b.pattern.dims);
+    EXPECT_EQ(a.pattern.elem_bytes, b.pattern.elem_bytes);
+    for (int d = 0; d < 6; ++d) {
+        EXPECT_EQ(a.pattern.stride[d], b.pattern.stride[d]);
+        EXPECT_EQ(a.pattern.count[d], b.pattern.count[d]);
+    }
+    EXPECT_STREQ(a.label, b.label);
+    EXPECT_EQ(a.source == nullptr, b.source == nullptr);
+    if (a.source && b.source) {
+        EXPECT_STREQ(a.source, b.source);  // each points into its own copy of the program
+    }
+    for (int d = 0; d < 3; ++d)
+        EXPECT_EQ(a.shape[d], b.shape[d]);
+}
+
+// Pulls every unit's stream from a kernel program's source in a random interleaving (runs of one
+// unit long enough, at times, that another falls behind by thousands of instructions), twice (a
+// second run of the program starts over), and compares each instruction with a Lowerer of the unit's own.
+void expect_interleavings_match(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe,
+                                test::XorShift64& rng) {
+    KernelCounts counts = check_kernel(p, l, instance, pe, {});
+    nctlm::Program prog = make_kernel_program(std::make_shared<KernelProgram>(p), std::make_shared<Layout>(l),
+                                              instance, pe, {}, counts);
+    for (int run = 0; run < 2; ++run) {
+        std::array<std::unique_ptr<Lowerer>, kUnits> own;
+        std::array<uint64_t, kUnits> next{};
+        uint64_t left = counts.instructions;
+        while (left) {
+            int u = int(rng() % kUnits);
+            uint64_t burst = rng() % 8 == 0 ? 1 + rng() % 6000 : 1 + rng() % 4;
+            for (; burst && next[size_t(u)] < prog.source->count(Unit(u)); --burst, --left) {
+                if (!own[size_t(u)])
+                    own[size_t(u)] = std::make_unique<Lowerer>(p, l, instance, pe, LoweringOptions{});
+                Instruction want, got;
+                uint64_t want_index = 0;
+                Unit unit = Unit(u);
+                ASSERT_TRUE(own[size_t(u)]->next(want, want_index, &unit));
+                uint64_t k = next[size_t(u)]++;
+                ASSERT_EQ(prog.source->at(unit, k, got), want_index) << p.name << " unit " << u << " #" << k;
+                expect_same(got, want, fmt::format("{} instance {} unit {} #{}", p.name, instance, u, k));
+                if (::testing::Test::HasFailure())
+                    return;
+            }
+        }
+    }
+}
+
+} // namespace
+
+// The units share one walk of the program (kernel_lowering.cpp, KernelSource): whatever order they
+// pull in, each gets the instructions a Lowerer of its own gives, on every shipped kernel (one of
+// its instances at random) and on a long program where one unit runs far ahead of the others.
+TEST(KernelLowering, SharedWalkGivesEachUnitItsOwnStreamInAnyInterleaving) {
+    PeConfig pe = trn1_pe();
+    test::XorShift64 rng{0x9e3779b97f4a7c15ull};
+    int checked = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(test::source_path("configs/kernels"))) {
+        KernelProgram p = KernelProgram::load(entry.path().string());
+        Layout l = make_layout(p, pe, 8);
+        uint32_t instance = uint32_t(rng() % l.grid);
+        if (count_instructions(p, l, instance, uint64_t(1) << 40) > 60000)
+            continue;  // the whole suite's budget: a long program is below
+        expect_interleavings_match(p, l, instance, pe, rng);
+        ++checked;
+    }
+    EXPECT_GE(checked, 8);
+    json j = program(json::array({json::parse(R"({"loop": "i", "trip": 6000, "body": [
+        {"op": "dma", "dst": {"buf": "t", "copy": "i"}, "src": {"tensor": "x", "index": [["i % 4 * 128", 128], [0, "cols"]]}},
+        {"op": "tensor_scalar", "dst": {"buf": "u", "copy": "i"}, "src": {"buf": "t", "copy": "i"}, "operator0": "multiply", "operand0": 2},
+        {"op": "dma", "dst": {"tensor": "y", "index": [["i % 4 * 128", 128], [0, "cols"]]}, "src": {"buf": "u", "copy": "i"}}]})")}));
+    KernelProgram p = KernelProgram::from_json(j, "long.json");
+    Layout l = make_layout(p, pe, 1);
+    for (int trial = 0; trial < 3; ++trial)
+        expect_interleavings_match(p, l, 0, pe, rng);
 }
 
 TEST(KernelLowering, StridedDmaPatternsGiveOneDescriptorPerRun) {
