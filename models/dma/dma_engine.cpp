@@ -60,6 +60,7 @@ void DmaEngine::post(DmaDescriptor& d) {
     if (nctlm::trace().enabled() && d.trace_flow == 0)  // a poster may link its own span first
         d.trace_flow = nctlm::trace().new_flow();
     queues_[d.queue].push_back(&d);
+    ++queued_;
     sample_queue(d.queue);
     live_.emplace(d.id, &d);
     ++outstanding_;
@@ -93,11 +94,14 @@ void DmaEngine::sample_queue(uint32_t q) {
 }
 
 DmaDescriptor* DmaEngine::take_next() {
+    if (queued_ == 0)
+        return nullptr;
     for (uint32_t i = 0; i < cfg_.queues; ++i) {
         uint32_t q = (rr_next_ + i) % cfg_.queues;
         if (!queues_[q].empty() && queue_active_[q] < cfg_.queue_channels) {
             DmaDescriptor* d = queues_[q].front();
             queues_[q].pop_front();
+            --queued_;
             sample_queue(q);
             ++queue_active_[q];
             rr_next_ = (q + 1) % cfg_.queues;

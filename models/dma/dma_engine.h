@@ -89,6 +89,7 @@ private:
     uint32_t tile_;
     std::vector<std::deque<DmaDescriptor*>> queues_;
     std::vector<uint32_t> queue_active_;
+    size_t queued_ = 0;  // descriptors waiting in queues_, all together
     uint32_t rr_next_ = 0;
     sc_core::sc_event end_req_;
     std::vector<sc_core::sc_event> channel_done_;

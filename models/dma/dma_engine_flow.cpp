@@ -20,18 +20,18 @@ void DmaEngine::set_flow(DescriptorFlows& flows) {
 void DmaEngine::flow_take(double now) {
     const bool hold = cfg_.channel_release == ChannelRelease::OnResponse;
     while (lt_may_start_) {
+        if (hold && std::find(lt_channel_busy_.begin(), lt_channel_busy_.end(), false) == lt_channel_busy_.end())
+            return;  // every channel holds a descriptor until its completion (on_response)
+        DmaDescriptor* d = take_next();  // before choosing a channel: mostly there is none to take
+        if (!d) {
+            lt_may_start_ = false;
+            return;
+        }
         int channel = -1;
         for (int c = 0; c < int(cfg_.channels); ++c)
             if (!lt_channel_busy_[size_t(c)] &&
                 (channel < 0 || lt_channel_free_[size_t(c)] < lt_channel_free_[size_t(channel)]))
                 channel = c;
-        if (channel < 0)
-            return;  // every channel holds a descriptor until its completion (on_response)
-        DmaDescriptor* d = take_next();
-        if (!d) {
-            lt_may_start_ = false;
-            return;
-        }
         auto& slots = lt_queue_free_[d->queue];
         auto slot = std::min_element(slots.begin(), slots.end());
         const double t_take = std::max({now, lt_channel_free_[size_t(channel)], *slot});

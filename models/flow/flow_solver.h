@@ -98,6 +98,7 @@ private:
         bool fixed = false;
         size_t active_index = ~size_t(0);
         uint32_t group = ~0u;  // ~0: a group of its own
+        uint32_t bottleneck = 0;  // in_order: the usage entry that limited it last (looked at first)
         // fair
         uint32_t flows = 0;
         double v = 0;
@@ -152,6 +153,7 @@ private:
     std::vector<Resource> resources_;
     std::vector<Class> classes_;
     std::vector<uint32_t> active_;  // classes with moving flows
+    std::vector<uint64_t> active_head_;  // in_order: the order of each one's oldest flow (sort keys, packed)
     std::priority_queue<Join, std::vector<Join>, std::greater<Join>> joins_;
     std::vector<Outage> outages_;
     std::vector<std::pair<uint64_t, double>> done_;  // advance(): finished in this step

@@ -387,3 +387,114 @@ TEST(FlowSolverInOrder, SharingFractionFollowsTheGroupsCrossingAResource) {
     EXPECT_DOUBLE_EQ(done[3], 20 + 100 / 8.0 + 10);
     EXPECT_THROW(s.set_sharing_fraction(pc, {1.2}), std::invalid_argument);
 }
+
+// Finish times of the in-order solver (its shortcuts: a class's last bottleneck looked at first,
+// finishes looked for only near the earliest one, packed sort keys) against a direct event-driven
+// oldest-first allocation over flows, on random flow sets with staggered joins, several flows per
+// class and resources that many classes fill.
+TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
+    nctlm::test::XorShift64 rng{2024};
+    for (int trial = 0; trial < 200; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int nr = 1 + int(rng() % 8), nc = 1 + int(rng() % 10), nf = 1 + int(rng() % 40);
+        std::vector<double> cap;
+        for (int r = 0; r < nr; ++r) {
+            cap.push_back(0.5 + double(rng() % 1000) / 100);
+            s.add_resource(cap.back());
+        }
+        std::vector<std::vector<Usage>> usage(nc);
+        for (int c = 0; c < nc; ++c) {
+            for (int r = 0; r < nr; ++r)
+                if (rng() % 2 == 0)
+                    usage[c].push_back({uint32_t(r), 0.1 + double(rng() % 100) / 50});
+            if (usage[c].empty())
+                usage[c].push_back({uint32_t(rng() % nr), 1});
+            s.add_class(usage[c]);
+        }
+        struct F {
+            int c;
+            double join, left, done = -1;
+        };
+        std::vector<F> fs;
+        for (int f = 0; f < nf; ++f) {
+            fs.push_back({int(rng() % nc), double(rng() % 100), 1 + double(rng() % 500)});
+            s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
+        }
+        auto done = run(s);
+        // Reference, per flow: a class serves its flows in the order they joined; at a finish every
+        // head is allocated again, oldest (first added) first, each the minimum over its resources
+        // of what older heads left; a head that joins takes what the others leave.
+        std::vector<int> by_join(nf);
+        for (int f = 0; f < nf; ++f)
+            by_join[f] = f;
+        std::stable_sort(by_join.begin(), by_join.end(), [&](int a, int b) { return fs[a].join < fs[b].join; });
+        std::vector<int> head(nc, -1);
+        std::vector<double> rate(nf, 0);
+        auto left_over = [&](int except) {
+            std::vector<double> rem(cap);
+            for (int c = 0; c < nc; ++c)
+                if (head[c] >= 0 && head[c] != except)
+                    for (auto& u : usage[c])
+                        rem[u.resource] -= u.weight * rate[head[c]];
+            return rem;
+        };
+        auto take = [&](int f, std::vector<double>& rem) {
+            double x = kNever;
+            for (auto& u : usage[fs[f].c])
+                x = std::min(x, std::max(0.0, rem[u.resource]) / u.weight);
+            rate[f] = x > 1e-15 ? x : 0;
+            for (auto& u : usage[fs[f].c])
+                rem[u.resource] -= u.weight * rate[f];
+        };
+        auto next_head = [&](int c, double t) {
+            head[c] = -1;
+            for (int f : by_join)
+                if (fs[f].c == c && fs[f].done < 0 && fs[f].join <= t)
+                    return head[c] = f;
+            return -1;
+        };
+        double t = 0;
+        size_t joined = 0;
+        while (true) {
+            double next = joined < by_join.size() ? fs[by_join[joined]].join : kNever;
+            for (int c = 0; c < nc; ++c)
+                if (head[c] >= 0 && rate[head[c]] > 0)
+                    next = std::min(next, t + fs[head[c]].left / rate[head[c]]);
+            if (!(next < kNever))
+                break;
+            for (int c = 0; c < nc; ++c)
+                if (head[c] >= 0)
+                    fs[head[c]].left -= rate[head[c]] * (next - t);
+            t = next;
+            for (; joined < by_join.size() && fs[by_join[joined]].join <= t; ++joined) {
+                const int f = by_join[joined];
+                if (head[fs[f].c] >= 0)
+                    continue;  // behind its class's head
+                head[fs[f].c] = f;
+                auto rem = left_over(f);
+                take(f, rem);
+            }
+            bool finished = false;
+            for (int c = 0; c < nc; ++c)
+                if (head[c] >= 0 && rate[head[c]] > 0 && fs[head[c]].left <= 1e-9 * rate[head[c]]) {
+                    fs[head[c]].done = t;
+                    rate[head[c]] = 0;
+                    next_head(c, t);
+                    finished = true;
+                }
+            if (finished) {
+                std::vector<int> order;
+                for (int f = 0; f < nf; ++f)
+                    if (head[fs[f].c] == f)
+                        order.push_back(f);
+                std::vector<double> rem(cap);
+                for (int f : order)
+                    take(f, rem);
+            }
+        }
+        for (int f = 0; f < nf; ++f) {
+            ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
+            EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
+        }
+    }
+}
