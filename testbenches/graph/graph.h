@@ -42,6 +42,7 @@ public:
     };
 
 private:
+    void refuse_ranks_sharing_a_stack_under_flow(const ConfigTree& tree) const;
     struct Group {  // the ranks of one replica: they meet at the collectives' barriers
         uint32_t size = 0, arrived = 0;
         uint64_t generation = 0;
