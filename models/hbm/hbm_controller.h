@@ -20,6 +20,7 @@
 #include "models/hbm/address_map.h"
 #include "models/hbm/hbm_config.h"
 #include "models/hbm/pc_scheduler.h"
+#include "models/hbm/queue_leave_times.h"
 #include "models/hbm/sparse_memory.h"
 
 #include <deque>
@@ -75,26 +76,6 @@ private:
     };
     // The last `size` of the times pushed, kept at most `depth` (as a deque trimmed after each
     // push) in a ring of more slots than any depth (a queue's entries + 1): no allocation per request.
-    struct LeftTimes {
-        std::vector<double> ring;
-        size_t mask = 0, head = 0, size = 0;
-        void reset(size_t max_depth) {
-            size_t n = 1;
-            while (n < max_depth + 1)
-                n <<= 1;
-            ring.assign(n, 0);
-            mask = n - 1;
-            head = size = 0;
-        }
-        double nth_newest(size_t k) const { return ring[(head + size - k) & mask]; }  // k: 1..size
-        void push(double t, size_t depth) {
-            ring[(head + size) & mask] = t;
-            if (++size > depth) {
-                head = (head + size - depth) & mask;
-                size = depth;
-            }
-        }
-    };
     struct Pc {
         std::unique_ptr<PcScheduler> sched;  // banked
         BandwidthPipe pipe;                  // pipe
@@ -105,7 +86,7 @@ private:
         bool decision_pending = false;
         int track;
         // lt: when recent requests left the read / write queue (their decision), oldest first.
-        LeftTimes lt_read_left, lt_write_left;
+        QueueLeaveTimes lt_read_left, lt_write_left;
         LevelSweep lt_reads, lt_writes;  // lt: queue entries in use, replayed in time order for the statistics
     };
     struct Slot {  // a request from acceptance until its commands are placed

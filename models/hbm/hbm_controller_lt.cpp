@@ -7,9 +7,9 @@
 // in the order they arrive here (FR-FCFS degenerates to FCFS), and an initiator up to a quantum
 // ahead is served before one behind it.
 //
-// Finite queues become timing. A request enters its PC queue once the request `depth` places ahead
-// of it there has left it (its decision time; depth = requests of its size the queue holds, at
-// least one). Until then it needs a slot of the stack's ingress buffer (hbm.ingress_queue slots,
+// Finite queues become timing. A request enters its PC queue once enough of the requests ahead of
+// it there have left it (their decision times) for its column accesses to fit, as AT's has_room()
+// (queue_leave_times.h). Until then it needs a slot of the stack's ingress buffer (hbm.ingress_queue slots,
 // each free again at a time); with none free it is not accepted until one is. Acceptance is
 // TransferExt::accept_ns, what END_REQ carries under AT. Posted writes are acknowledged once
 // accepted, as under AT. Not modelled: the AT port's head-of-line blocking (a request waiting for
@@ -28,8 +28,8 @@ void HbmController::enable_loosely_timed() {
     // Each PC's recent queue-leave times; its queue statistics from the booked intervals, replayed
     // in time order (level_sweep.h).
     for (Pc& pc : pcs_) {
-        pc.lt_read_left.reset(std::max<size_t>(1, cfg_.read_queue));
-        pc.lt_write_left.reset(std::max<size_t>(1, cfg_.write_queue));
+        pc.lt_read_left.reset(cfg_.read_queue);
+        pc.lt_write_left.reset(cfg_.write_queue);
         pc.lt_reads = LevelSweep([&pc, cap = cfg_.read_queue](size_t n, double t) { pc.reads.level(n, cap, t); });
         pc.lt_writes = LevelSweep([&pc, cap = cfg_.write_queue](size_t n, double t) { pc.writes.level(n, cap, t); });
     }
@@ -64,10 +64,8 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
             return;
         }
         const uint32_t n = accesses(p, *loc);
-        const size_t cap = write ? cfg_.write_queue : cfg_.read_queue;
-        const size_t depth = std::max<size_t>(1, cap / n);  // requests of this size its PC queue holds
-        LeftTimes& left = write ? pc.lt_write_left : pc.lt_read_left;
-        const double room = left.size >= depth ? left.nth_newest(depth) : 0;  // PC queue has room
+        QueueLeaveTimes& left = write ? pc.lt_write_left : pc.lt_read_left;
+        const double room = left.room(n);  // its PC queue has room for its entries
         double admitted = arrival;
         if (room > arrival && lt_ingress_free_.size() == 0) {  // no ingress buffer: held until its PC has room
             accepted = admitted = room;
@@ -92,7 +90,7 @@ void HbmController::b_transport_lt(tlm::tlm_generic_payload& p, sc_core::sc_time
         const double decision = pc.sched->next_decision_ns(admitted);
         Scheduled s = pc.sched->enqueue_and_schedule(r, decision);
         queue.hold(admitted, decision, n);  // its entries, until it is picked
-        left.push(decision, depth);
+        left.push(decision, n);
         if (write) {  // posted: acknowledged once in its PC's write queue (after its overflow drained), as under AT
             head = tail = overflow ? s.mark_ns : admitted;
         } else {
