@@ -117,6 +117,16 @@ TEST(FlowSolverFair, AdvanceStopsAtTheTimeAskedAndResumes) {
     EXPECT_DOUBLE_EQ(done[1], 110);  // 10 B more by 70, then 40 B at 1 B/ns
 }
 
+// nr resources of random capacity (0.5..10.49) added to the solver; their capacities.
+static std::vector<double> add_random_resources(FlowSolver& s, int nr, nctlm::test::XorShift64& rng) {
+    std::vector<double> cap;
+    for (int r = 0; r < nr; ++r) {
+        cap.push_back(0.5 + double(rng() % 1000) / 100);
+        s.add_resource(cap.back());
+    }
+    return cap;
+}
+
 // Max-min fairness characterised per flow (Bertsekas & Gallager): every flow crosses a full
 // resource on which no other flow has a larger rate (or is at its bound). Random instances, classes
 // with several flows: the per-class solution must give every flow such a bottleneck.
@@ -125,11 +135,7 @@ TEST(FlowSolverFair, EveryFlowHasABottleneckOnRandomInstances) {
     for (int trial = 0; trial < 300; ++trial) {
         FlowSolver s(Sharing::Fair);
         const int nr = 1 + int(rng() % 8), nc = 1 + int(rng() % 8);
-        std::vector<double> cap;
-        for (int r = 0; r < nr; ++r) {
-            cap.push_back(0.5 + double(rng() % 1000) / 100);
-            s.add_resource(cap.back());
-        }
+        const std::vector<double> cap = add_random_resources(s, nr, rng);
         std::vector<std::vector<Usage>> usage(nc);
         std::vector<double> bound(nc, kNever);
         std::vector<int> flows(nc);
@@ -312,11 +318,7 @@ TEST(FlowSolverInOrder, RatesEqualAnOldestFirstAllocationOverFlows) {
     for (int trial = 0; trial < 300; ++trial) {
         FlowSolver s(Sharing::InOrder);
         const int nr = 1 + int(rng() % 6), nc = 1 + int(rng() % 6);
-        std::vector<double> cap;
-        for (int r = 0; r < nr; ++r) {
-            cap.push_back(0.5 + double(rng() % 1000) / 100);
-            s.add_resource(cap.back());
-        }
+        const std::vector<double> cap = add_random_resources(s, nr, rng);
         std::vector<std::vector<Usage>> usage(nc);
         for (int c = 0; c < nc; ++c) {
             usage[c].push_back({uint32_t(rng() % nr), 0.1 + double(rng() % 100) / 50});
@@ -397,11 +399,7 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
     for (int trial = 0; trial < 200; ++trial) {
         FlowSolver s(Sharing::InOrder);
         const int nr = 1 + int(rng() % 8), nc = 1 + int(rng() % 10), nf = 1 + int(rng() % 40);
-        std::vector<double> cap;
-        for (int r = 0; r < nr; ++r) {
-            cap.push_back(0.5 + double(rng() % 1000) / 100);
-            s.add_resource(cap.back());
-        }
+        const std::vector<double> cap = add_random_resources(s, nr, rng);
         std::vector<std::vector<Usage>> usage(nc);
         for (int c = 0; c < nc; ++c) {
             for (int r = 0; r < nr; ++r)
