@@ -46,6 +46,12 @@ public:
     bool is_real() const { return real_; }
     const std::string& text() const { return text_; }
     bool uses(int slot) const;  // whether the expression reads the slot
+    // The expression with slots [0, known_slots) replaced by their values in `vars` and every
+    // sub-expression of known values computed once (a launch's arguments and `pid` in
+    // `K // BK * k`). Evaluates to the same value, or throws the same error, as this one for any
+    // variables that agree on the known slots: a sub-expression whose evaluation throws stays code.
+    Expr fold(const int64_t* vars, int known_slots) const;
+    size_t steps() const { return code_.size(); }  // postfix steps (tests: folding shortens the code)
 
     enum class Code : uint8_t {
         Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
