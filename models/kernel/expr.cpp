@@ -474,11 +474,9 @@ double Expr::eval_real(const int64_t* vars) const {
     }
 }
 
-int64_t Expr::eval(const int64_t* vars) const {
+int64_t Expr::run_code(const int64_t* vars) const {
     if (code_.empty())
         return 0;
-    if (code_.size() == 1)
-        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
     try {
         return run(code_, vars);
     } catch (const KernelError& err) {
