@@ -226,6 +226,8 @@ void FlowNetwork::end_of_simulation() {
     stats().counter(base + ".solver_events", "").value = double(solver_.events());
     stats().counter(base + ".solves", "").value = double(solver_.solves());
     stats().counter(base + ".classes", "").value = double(solver_.classes());
+    stats().counter(base + ".solver_components", "").value = double(solver_.components());
+    stats().counter(base + ".solver_binding_resources", "").value = double(solver_.promotions());
 }
 
 } // namespace nctlm

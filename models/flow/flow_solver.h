@@ -24,6 +24,12 @@
 //             Within a class only the oldest flow can move (the resource that limits it limits
 //             every flow of the class), so a class is a FIFO and a solve visits class heads only.
 //
+//             Resources that no allocation fills ("slack": what the moving classes take of them, all
+//             together, stays below their capacity) cannot limit anyone, so only the others (the
+//             "binding" set, grown when a slack resource fills) couple classes: classes linked by
+//             binding resources form a component, and a change re-solves only its component. The
+//             result is the whole solve's (test FlowSolverInOrder.ComponentSolveEqualsAWholeSolve...).
+//
 // A flow joins at a time given when it is added (its latency phase before that moves nothing).
 #pragma once
 
@@ -79,6 +85,8 @@ public:
     size_t classes() const { return classes_.size(); }
     uint64_t solves() const { return solves_; }
     uint64_t events() const { return events_; }  // joins + finishes + outage changes processed
+    size_t components() const { return components_.size() - free_components_.size(); }  // in_order
+    uint64_t promotions() const { return promotions_; }  // in_order: resources found binding
 
 private:
     struct Finish {
@@ -98,7 +106,13 @@ private:
         bool fixed = false;
         size_t active_index = ~size_t(0);
         uint32_t group = ~0u;  // ~0: a group of its own
-        uint32_t bottleneck = 0;  // in_order: the usage entry that limited it last (looked at first)
+        uint32_t bottleneck = 0;  // in_order: the binding entry that limited it last (looked at first)
+        // in_order: its usage entries on binding and on slack resources; its component; its sort
+        // key there (its head's order, or kAppended | arrival for a head that joined since the
+        // component's last solve and took what the others left)
+        std::vector<Usage> binding, slack;
+        uint32_t component = 0;
+        uint64_t key = 0;
         // fair
         uint32_t flows = 0;
         double v = 0;
@@ -116,6 +130,18 @@ private:
         std::vector<uint32_t> by_group; // active classes crossing it, by group
         std::vector<uint32_t> classes;  // fair: active classes crossing it
         bool touched = false;
+        // in_order: binding (in a component) or slack (then `taken` is what moving classes take of it)
+        bool binding = false;
+        uint32_t component = 0;
+        double taken = 0;
+    };
+    // in_order: classes coupled by binding resources (and those resources); the active ones in the
+    // order of their last allocation
+    struct Component {
+        std::vector<uint32_t> resources, active;
+        double next_finish = kNever;  // the earliest finish since its last solve
+        uint64_t youngest = 0;        // the largest head order allocated in it
+        bool dirty = false, unsorted = false, live = true;
     };
     struct Join {
         double t;
@@ -145,6 +171,14 @@ private:
     void solve_fair();
     void solve_in_order();
     void allocate(Class& c);  // in_order: what older flows left of its resources
+    void set_rate(Class& c, double rate);  // in_order: keeps the slack resources' `taken`
+    void check_slack(uint32_t r);          // in_order: a slack resource that fills becomes binding
+    void mark_dirty(uint32_t component);
+    void solve_component(uint32_t k, bool sort);
+    void place_class(uint32_t cls);          // in_order: its usage split and component
+    void merge_components(uint32_t into, uint32_t from);
+    void promote_pending();                  // makes the resources found filling binding
+    void replay_all();                       // every component again in its current order
     void settle(Class& c);    // in_order: its head's bytes moved up to now
     bool due(const Class& c) const;  // its first flow is done
     double class_finish(const Class& c) const;
@@ -153,7 +187,6 @@ private:
     std::vector<Resource> resources_;
     std::vector<Class> classes_;
     std::vector<uint32_t> active_;  // classes with moving flows
-    std::vector<uint64_t> active_head_;  // in_order: the order of each one's oldest flow (sort keys, packed)
     std::priority_queue<Join, std::vector<Join>, std::greater<Join>> joins_;
     std::vector<Outage> outages_;
     std::vector<std::pair<uint64_t, double>> done_;  // advance(): finished in this step
@@ -161,6 +194,9 @@ private:
     uint64_t order_ = 0, solves_ = 0, events_ = 0;
     bool dirty_ = false;
     double next_finish_ = kNever;  // in_order: the earliest finish since the last solve
+    std::vector<Component> components_;
+    std::vector<uint32_t> free_components_, dirty_components_, unsorted_components_, promote_;
+    uint64_t arrivals_ = 0, promotions_ = 0;
 };
 
 } // namespace nctlm::flow
