@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace nctlm::flow {
@@ -21,6 +22,11 @@ constexpr double kFinishMargin = 1e-6, kFinishMarginRelative = 1e-12;
 constexpr double kSlackMargin = 1e-7;
 // in_order: the sort key of a head that joined since its component's last solve (after the others).
 constexpr uint64_t kAppended = uint64_t(1) << 63;
+// in_order: every this many solves, a binding resource that keeps at least this fraction of its
+// capacity turns slack (it limits no one then; the fraction keeps a resource that fills now and
+// then from changing sides at every look, since each change of side costs a whole solve).
+constexpr uint64_t kDemoteEvery = 16;
+constexpr double kDemoteLeft = 0.5;
 } // namespace
 
 uint32_t FlowSolver::add_resource(double capacity) {
@@ -439,9 +445,76 @@ void FlowSolver::solve_in_order() {
             break;
     }
     dirty_ = false;
+    if (solves_ % kDemoteEvery == 0)
+        demote_slack();
     next_finish_ = kNever;
     for (const Component& K : components_)
         next_finish_ = std::min(next_finish_, K.next_finish);
+}
+
+// Right after a solve (every component is solved): a binding resource that keeps kDemoteLeft of its
+// capacity limited no head (a head it limited would have left it full), so it can turn slack; the
+// components are then found again from the binding resources left, each head keeping its share.
+void FlowSolver::demote_slack() {
+    bool any = false;
+    for (Resource& r : resources_)
+        if (r.binding && r.remaining >= kDemoteLeft * r.capacity && r.capacity > 0) {
+            r.binding = false;
+            r.taken = r.capacity - r.remaining;
+            ++demotions_;
+            any = true;
+        }
+    if (!any)
+        return;
+    std::vector<uint32_t> parent(resources_.size());
+    std::iota(parent.begin(), parent.end(), 0u);
+    auto find = [&](uint32_t x) {
+        while (parent[x] != x)
+            x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (Class& c : classes_) {
+        c.binding.clear();
+        c.slack.clear();
+        c.bottleneck = 0;
+        for (const Usage& u : c.usage)
+            (resources_[u.resource].binding ? c.binding : c.slack).push_back(u);
+        for (size_t k = 1; k < c.binding.size(); ++k)
+            parent[find(c.binding[k].resource)] = find(c.binding[0].resource);
+    }
+    components_.clear();
+    free_components_.clear();
+    std::vector<uint32_t> of_root(resources_.size(), ~0u);
+    for (uint32_t r = 0; r < resources_.size(); ++r) {
+        if (!resources_[r].binding)
+            continue;
+        uint32_t& k = of_root[find(r)];
+        if (k == ~0u) {
+            k = uint32_t(components_.size());
+            components_.emplace_back();
+        }
+        components_[k].resources.push_back(r);
+        resources_[r].component = k;
+    }
+    for (Class& c : classes_) {
+        if (c.binding.empty()) {
+            c.component = uint32_t(components_.size());
+            components_.emplace_back();
+        } else {
+            c.component = resources_[c.binding[0].resource].component;
+        }
+    }
+    for (uint32_t i : active_) {
+        const Class& c = classes_[i];
+        Component& K = components_[c.component];
+        K.active.push_back(i);
+        if (c.rate > 0)
+            K.next_finish = std::min(K.next_finish, c.since + std::max(0.0, c.left) / c.rate);
+    }
+    for (Component& K : components_) {
+        std::sort(K.active.begin(), K.active.end(), [&](uint32_t x, uint32_t y) { return classes_[x].key < classes_[y].key; });
+        K.youngest = K.active.empty() ? 0 : classes_[K.active.back()].key;
+    }
 }
 
 // Progressive filling: raise every unfixed class's rate together until a resource is full (or a

@@ -87,6 +87,7 @@ public:
     uint64_t events() const { return events_; }  // joins + finishes + outage changes processed
     size_t components() const { return components_.size() - free_components_.size(); }  // in_order
     uint64_t promotions() const { return promotions_; }  // in_order: resources found binding
+    uint64_t demotions() const { return demotions_; }    // in_order: binding resources found slack again
 
 private:
     struct Finish {
@@ -179,6 +180,7 @@ private:
     void merge_components(uint32_t into, uint32_t from);
     void promote_pending();                  // makes the resources found filling binding
     void replay_all();                       // every component again in its current order
+    void demote_slack();                     // binding resources far from full turn slack again
     void settle(Class& c);    // in_order: its head's bytes moved up to now
     bool due(const Class& c) const;  // its first flow is done
     double class_finish(const Class& c) const;
@@ -196,7 +198,7 @@ private:
     double next_finish_ = kNever;  // in_order: the earliest finish since the last solve
     std::vector<Component> components_;
     std::vector<uint32_t> free_components_, dirty_components_, unsorted_components_, promote_;
-    uint64_t arrivals_ = 0, promotions_ = 0;
+    uint64_t arrivals_ = 0, promotions_ = 0, demotions_ = 0;
 };
 
 } // namespace nctlm::flow
