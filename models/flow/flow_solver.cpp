@@ -160,13 +160,13 @@ void FlowSolver::merge_components(uint32_t into, uint32_t from) {
                      [&](uint32_t x, uint32_t y) { return classes_[x].key < classes_[y].key; });
     a.next_finish = std::min(a.next_finish, b.next_finish);
     a.youngest = std::max(a.youngest, b.youngest);
-    const bool dirty = b.dirty, unsorted = b.unsorted;
+    const bool dirty = b.dirty;
     components_[from] = Component{};
     components_[from].live = false;
     free_components_.push_back(from);
     if (dirty)
         mark_dirty(into);
-    if (unsorted && !components_[into].unsorted) {
+    if (!components_[into].unsorted) {  // their heads interleave: the next solve sorts them (as the whole one does)
         components_[into].unsorted = true;
         unsorted_components_.push_back(into);
     }
@@ -445,6 +445,12 @@ void FlowSolver::solve_in_order() {
             break;
     }
     dirty_ = false;
+    // The whole solve sorts every head in: one that joined since, youngest in its component, stays
+    // where it is, with its head's order as its key (the order a later merge of components keeps).
+    for (uint32_t i : appended_)
+        if (!classes_[i].queue.empty() && classes_[i].key >= kAppended)
+            classes_[i].key = classes_[i].queue.front().order;
+    appended_.clear();
     if (solves_ % kDemoteEvery == 0)
         demote_slack();
     next_finish_ = kNever;
@@ -670,6 +676,7 @@ void FlowSolver::join(const Join& j) {
     // its component, the next solve sorts it in.
     Component& k = components_[c.component];
     c.key = kAppended | arrivals_++;
+    appended_.push_back(j.cls);
     if (j.order < k.youngest) {
         if (!k.unsorted) {
             k.unsorted = true;

@@ -198,6 +198,7 @@ private:
     double next_finish_ = kNever;  // in_order: the earliest finish since the last solve
     std::vector<Component> components_;
     std::vector<uint32_t> free_components_, dirty_components_, unsorted_components_, promote_;
+    std::vector<uint32_t> appended_;  // heads that joined since the last solve
     uint64_t arrivals_ = 0, promotions_ = 0, demotions_ = 0;
 };
 

@@ -390,6 +390,90 @@ TEST(FlowSolverInOrder, SharingFractionFollowsTheGroupsCrossingAResource) {
     EXPECT_THROW(s.set_sharing_fraction(pc, {1.2}), std::invalid_argument);
 }
 
+namespace {
+struct RefFlow {
+    int c;
+    double join, left, done = -1;
+};
+
+// The in-order allocation simulated directly over flows (sets fs[f].done).
+void reference_in_order(const std::vector<double>& cap, const std::vector<std::vector<Usage>>& usage,
+                        std::vector<RefFlow>& fs) {
+    const int nf = int(fs.size()), nc = int(usage.size());
+    // Per flow: a class serves its flows in the order they joined; at a finish every
+    // head is allocated again, oldest (first added) first, each the minimum over its resources
+    // of what older heads left; a head that joins takes what the others leave.
+    std::vector<int> by_join(nf);
+    for (int f = 0; f < nf; ++f)
+        by_join[f] = f;
+    std::stable_sort(by_join.begin(), by_join.end(), [&](int a, int b) { return fs[a].join < fs[b].join; });
+    std::vector<int> head(nc, -1);
+    std::vector<double> rate(nf, 0);
+    auto left_over = [&](int except) {
+        std::vector<double> rem(cap);
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && head[c] != except)
+                for (auto& u : usage[c])
+                    rem[u.resource] -= u.weight * rate[head[c]];
+        return rem;
+    };
+    auto take = [&](int f, std::vector<double>& rem) {
+        double x = kNever;
+        for (auto& u : usage[fs[f].c])
+            x = std::min(x, std::max(0.0, rem[u.resource]) / u.weight);
+        rate[f] = x > 1e-15 ? x : 0;
+        for (auto& u : usage[fs[f].c])
+            rem[u.resource] -= u.weight * rate[f];
+    };
+    auto next_head = [&](int c, double t) {
+        head[c] = -1;
+        for (int f : by_join)
+            if (fs[f].c == c && fs[f].done < 0 && fs[f].join <= t)
+                return head[c] = f;
+        return -1;
+    };
+    double t = 0;
+    size_t joined = 0;
+    while (true) {
+        double next = joined < by_join.size() ? fs[by_join[joined]].join : kNever;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && rate[head[c]] > 0)
+                next = std::min(next, t + fs[head[c]].left / rate[head[c]]);
+        if (!(next < kNever))
+            break;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0)
+                fs[head[c]].left -= rate[head[c]] * (next - t);
+        t = next;
+        for (; joined < by_join.size() && fs[by_join[joined]].join <= t; ++joined) {
+            const int f = by_join[joined];
+            if (head[fs[f].c] >= 0)
+                continue;  // behind its class's head
+            head[fs[f].c] = f;
+            auto rem = left_over(f);
+            take(f, rem);
+        }
+        bool finished = false;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && rate[head[c]] > 0 && fs[head[c]].left <= 1e-9 * rate[head[c]]) {
+                fs[head[c]].done = t;
+                rate[head[c]] = 0;
+                next_head(c, t);
+                finished = true;
+            }
+        if (finished) {
+            std::vector<int> order;
+            for (int f = 0; f < nf; ++f)
+                if (head[fs[f].c] == f)
+                    order.push_back(f);
+            std::vector<double> rem(cap);
+            for (int f : order)
+                take(f, rem);
+        }
+    }
+}
+} // namespace
+
 // Finish times of the in-order solver (its shortcuts: a class's last bottleneck looked at first,
 // finishes looked for only near the earliest one, packed sort keys) against a direct event-driven
 // oldest-first allocation over flows, on random flow sets with staggered joins, several flows per
@@ -409,90 +493,71 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
                 usage[c].push_back({uint32_t(rng() % nr), 1});
             s.add_class(usage[c]);
         }
-        struct F {
-            int c;
-            double join, left, done = -1;
-        };
-        std::vector<F> fs;
+        std::vector<RefFlow> fs;
         for (int f = 0; f < nf; ++f) {
             fs.push_back({int(rng() % nc), double(rng() % 100), 1 + double(rng() % 500)});
             s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
         }
         auto done = run(s);
-        // Reference, per flow: a class serves its flows in the order they joined; at a finish every
-        // head is allocated again, oldest (first added) first, each the minimum over its resources
-        // of what older heads left; a head that joins takes what the others leave.
-        std::vector<int> by_join(nf);
-        for (int f = 0; f < nf; ++f)
-            by_join[f] = f;
-        std::stable_sort(by_join.begin(), by_join.end(), [&](int a, int b) { return fs[a].join < fs[b].join; });
-        std::vector<int> head(nc, -1);
-        std::vector<double> rate(nf, 0);
-        auto left_over = [&](int except) {
-            std::vector<double> rem(cap);
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && head[c] != except)
-                    for (auto& u : usage[c])
-                        rem[u.resource] -= u.weight * rate[head[c]];
-            return rem;
-        };
-        auto take = [&](int f, std::vector<double>& rem) {
-            double x = kNever;
-            for (auto& u : usage[fs[f].c])
-                x = std::min(x, std::max(0.0, rem[u.resource]) / u.weight);
-            rate[f] = x > 1e-15 ? x : 0;
-            for (auto& u : usage[fs[f].c])
-                rem[u.resource] -= u.weight * rate[f];
-        };
-        auto next_head = [&](int c, double t) {
-            head[c] = -1;
-            for (int f : by_join)
-                if (fs[f].c == c && fs[f].done < 0 && fs[f].join <= t)
-                    return head[c] = f;
-            return -1;
-        };
-        double t = 0;
-        size_t joined = 0;
-        while (true) {
-            double next = joined < by_join.size() ? fs[by_join[joined]].join : kNever;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && rate[head[c]] > 0)
-                    next = std::min(next, t + fs[head[c]].left / rate[head[c]]);
-            if (!(next < kNever))
-                break;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0)
-                    fs[head[c]].left -= rate[head[c]] * (next - t);
-            t = next;
-            for (; joined < by_join.size() && fs[by_join[joined]].join <= t; ++joined) {
-                const int f = by_join[joined];
-                if (head[fs[f].c] >= 0)
-                    continue;  // behind its class's head
-                head[fs[f].c] = f;
-                auto rem = left_over(f);
-                take(f, rem);
-            }
-            bool finished = false;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && rate[head[c]] > 0 && fs[head[c]].left <= 1e-9 * rate[head[c]]) {
-                    fs[head[c]].done = t;
-                    rate[head[c]] = 0;
-                    next_head(c, t);
-                    finished = true;
-                }
-            if (finished) {
-                std::vector<int> order;
-                for (int f = 0; f < nf; ++f)
-                    if (head[fs[f].c] == f)
-                        order.push_back(f);
-                std::vector<double> rem(cap);
-                for (int f : order)
-                    take(f, rem);
-            }
-        }
+        reference_in_order(cap, usage, fs);
         for (int f = 0; f < nf; ++f) {
             ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
             EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
         }
     }
+}
+
+// The component-wise solve (models/flow/flow_solver.h: only binding resources couple classes; a
+// change re-solves its component; resources change sides as they fill and empty) against the same
+// direct simulation, on flow sets shaped like DMA traffic: each class crosses one small resource
+// (a pseudo-channel) and a large one shared by its group (a data path, a link) that fills only when
+// several of the group's classes move at once. The sets make resources change sides: that must
+// happen (promotions and demotions counted) and change no finish time.
+TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
+    nctlm::test::XorShift64 rng{77};
+    uint64_t promotions = 0, demotions = 0;
+    size_t most_components = 0;
+    for (int trial = 0; trial < 100; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int npc = 2 + int(rng() % 12), ngroup = 1 + int(rng() % 4), nc = 2 + int(rng() % 20);
+        const int nf = 20 + int(rng() % 300);
+        std::vector<double> cap;
+        for (int r = 0; r < npc; ++r)
+            cap.push_back(1 + double(rng() % 100) / 20);
+        for (int g = 0; g < ngroup; ++g)
+            cap.push_back(2 + double(rng() % 400) / 20);
+        for (double c : cap)
+            s.add_resource(c);
+        std::vector<std::vector<Usage>> usage(nc);
+        for (int c = 0; c < nc; ++c) {
+            usage[c].push_back({uint32_t(rng() % npc), 0.5 + double(rng() % 100) / 100});
+            if (rng() % 4 == 0) {  // some classes spread over two
+                const uint32_t other = uint32_t(rng() % npc);
+                if (other != usage[c][0].resource)
+                    usage[c].push_back({other, 0.5 + double(rng() % 100) / 100});
+            }
+            usage[c].push_back({uint32_t(npc + int(rng() % ngroup)), 1});
+            s.add_class(usage[c]);
+        }
+        std::vector<RefFlow> fs;
+        for (int f = 0; f < nf; ++f) {
+            fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
+            s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
+        }
+        std::map<uint64_t, double> done;
+        for (double t = 0; s.next_event() < kNever; t += 37) {  // in steps, to look at the components
+            s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
+            most_components = std::max(most_components, s.components());
+        }
+        reference_in_order(cap, usage, fs);
+        for (int f = 0; f < nf; ++f) {
+            ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
+            EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
+        }
+        promotions += s.promotions();
+        demotions += s.demotions();
+    }
+    EXPECT_GT(promotions, 100u);
+    EXPECT_GT(demotions, 10u);
+    EXPECT_GT(most_components, 3u);
 }
