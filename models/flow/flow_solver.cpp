@@ -25,7 +25,7 @@ constexpr uint64_t kAppended = uint64_t(1) << 63;
 // in_order: every this many solves, a binding resource that keeps at least this fraction of its
 // capacity turns slack (it limits no one then; the fraction keeps a resource that fills now and
 // then from changing sides at every look, since each change of side costs a whole solve).
-constexpr uint64_t kDemoteEvery = 16;
+constexpr uint64_t kDemoteEvery = 256;
 constexpr double kDemoteLeft = 0.5;
 } // namespace
 
