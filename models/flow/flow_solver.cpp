@@ -129,17 +129,7 @@ void FlowSolver::place_class(uint32_t cls) {
         else if (r.component != k)
             merge_components(k, r.component);
     }
-    if (k == ~0u) {
-        if (free_components_.empty()) {
-            k = uint32_t(components_.size());
-            components_.emplace_back();
-        } else {
-            k = free_components_.back();
-            free_components_.pop_back();
-            components_[k] = Component{};
-        }
-    }
-    c.component = k;
+    c.component = k == ~0u ? new_component() : k;
 }
 
 // One component from two (a class or a resource turned binding links them): the active heads keep
@@ -170,6 +160,17 @@ void FlowSolver::merge_components(uint32_t into, uint32_t from) {
         components_[into].unsorted = true;
         unsorted_components_.push_back(into);
     }
+}
+
+uint32_t FlowSolver::new_component() {
+    if (free_components_.empty()) {
+        components_.emplace_back();
+        return uint32_t(components_.size() - 1);
+    }
+    const uint32_t k = free_components_.back();
+    free_components_.pop_back();
+    components_[k] = Component{};
+    return k;
 }
 
 void FlowSolver::mark_dirty(uint32_t k) {
@@ -210,15 +211,7 @@ void FlowSolver::promote_pending() {
         ++promotions_;
         res.binding = true;
         res.taken = 0;
-        uint32_t k;
-        if (free_components_.empty()) {
-            k = uint32_t(components_.size());
-            components_.emplace_back();
-        } else {
-            k = free_components_.back();
-            free_components_.pop_back();
-            components_[k] = Component{};
-        }
+        const uint32_t k = new_component();
         components_[k].resources.push_back(r);
         res.component = k;
         for (uint32_t i = 0; i < classes_.size(); ++i) {

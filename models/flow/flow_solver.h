@@ -175,6 +175,7 @@ private:
     void set_rate(Class& c, double rate);  // in_order: keeps the slack resources' `taken`
     void check_slack(uint32_t r);          // in_order: a slack resource that fills becomes binding
     void mark_dirty(uint32_t component);
+    uint32_t new_component();  // in_order: an empty one (a freed id first)
     void solve_component(uint32_t k, bool sort);
     void place_class(uint32_t cls);          // in_order: its usage split and component
     void merge_components(uint32_t into, uint32_t from);
