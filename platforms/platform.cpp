@@ -36,6 +36,11 @@ void Platform::enable_flow() {
     for (Chip* chip : chips_)
         for (size_t t = 0; t < chip->tiles.size(); ++t)
             flow_->attach(chip->tiles[t].dma, chip->index);
+    for (uint32_t c = 0; topology_ && c < topology_->chips(); ++c)
+        for (uint32_t p = 0; p < topology_->ports(); ++p) {
+            auto [l, end_a] = cable(c, p);
+            l->count_flow_bytes(end_a ? 0 : 1, [f = flow_.get(), c, p] { return f->neuron_link_bytes(c, p); });
+        }
 }
 
 std::vector<Chip*> Platform::build_chips() {

@@ -65,6 +65,10 @@ public:
     // Hands `engine` (a DMA engine of chip `chip`) its descriptors' flows.
     void attach(DmaEngine& engine, uint32_t chip);
     double start(DmaEngine& engine, DmaDescriptor& d, double start_ns) override;
+    // Bytes (headers included) moved so far over the NeuronLink direction leaving `chip` by `port`.
+    double neuron_link_bytes(uint32_t chip, uint32_t port) const {
+        return solver_.resource_bytes(neuron_link_.at(chip * wiring_->ports() + port));
+    }
     const flow::FlowTable& table() const { return table_; }
 
 private:
