@@ -62,6 +62,7 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
             for (uint32_t p = 0; p < wiring_->ports(); ++p)
                 neuron_link_.push_back(solver_.add_resource(neuron_link_bandwidth_));
     }
+    routes_.emplace(topology_, tiles_per_chip_, hbm.stacks, wiring);
     last_end_.assign(pipe_.size(), ~uint64_t(0));
     if (refresh_outage_) {  // every PC refreshes at k x tREFI for tRFC (PcScheduler's schedule)
         DramTiming t = DramTiming::from(hbm);
@@ -84,32 +85,6 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
 void FlowNetwork::attach(DmaEngine& engine, uint32_t chip) {
     chip_of_[&engine] = chip;
     engine.set_flow(*this);
-}
-
-FlowNetwork::Route FlowNetwork::route(uint32_t tile, uint32_t dest, uint32_t stack) const {
-    Route r;
-    const uint32_t links = uint32_t(topology_.links()), stacks = hbm_.stacks;
-    uint32_t chip = tile / tiles_per_chip_, initiator = tile % tiles_per_chip_;
-    auto cross_noc = [&](uint32_t to) {
-        for (uint32_t l : topology_.request_route(initiator, to))
-            r.there_noc.push_back(chip * links + l);
-        for (uint32_t l : topology_.response_route(to, initiator))
-            r.back_noc.push_back(chip * links + l);
-        r.nocs.push_back(chip);
-    };
-    if (chip != dest) {
-        const uint32_t ports = wiring_->ports();
-        for (const ChipTopology::Hop& h : wiring_->route(chip, dest)) {
-            cross_noc(stacks + h.port);
-            const uint32_t next = wiring_->neighbor(h.chip, h.port), arrival = wiring_->arrival_port(h.port);
-            r.there_link.push_back(h.chip * ports + h.port);
-            r.back_link.push_back(next * ports + arrival);  // the cable's other direction
-            chip = next;
-            initiator = tiles_per_chip_ + arrival;
-        }
-    }
-    cross_noc(stack);
-    return r;
 }
 
 FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
@@ -138,7 +113,7 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
     uint32_t pcs_touched = 0;
     for (double b : on_pc)
         pcs_touched += b > 0;
-    const double t_issue = issue_bytes / link_bandwidth_[route(tile, s.chip, loc->stack).there_noc.front() % links];
+    const double t_issue = issue_bytes / link_bandwidth_[routes_->route(tile / tiles_per_chip_, tile % tiles_per_chip_, s.chip, loc->stack).there_noc.front() % links];
     s.issue = double(s.bursts) * t_issue;
     // Its requests leave one per t_issue: the last PC's first one (min(bursts, PCs) - 1) later.
     const double spread = double(std::min<uint64_t>(s.bursts, pcs_touched) - 1) * t_issue;
@@ -162,7 +137,7 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
         for (auto& [r, b] : usage)
             b = b / in_stack / eff;
         usage[pipe_[tile]] += 1;
-        const Route r = route(tile, s.chip, st);
+        const flow::ChipRoute r = routes_->route(tile / tiles_per_chip_, tile % tiles_per_chip_, s.chip, st);
         double slowest_there = 1e300, slowest_back = 1e300;
         for (uint32_t l : r.there_noc) {
             usage[link_[l]] += d.write ? 1 + wire / double(request) : wire / double(request);
@@ -191,7 +166,7 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
         s.parts.push_back({s.chip * hbm_.stacks + st, uint64_t(in_stack), requests, intern_class(usage, tile),
                            spread + route_ns + completion_ns_});
         if (s.nocs.empty())
-            s.nocs = r.nocs;
+            s.nocs = r.chips;
     }
     return s;
 }

@@ -27,6 +27,7 @@
 #include "models/dma/descriptor_flows.h"
 #include "models/dma/dma_config.h"
 #include "models/flow/address_split.h"
+#include "models/flow/chip_routes.h"
 #include "models/flow/flow_solver.h"
 #include "models/flow/flow_table.h"
 #include "models/hbm/address_map.h"
@@ -97,14 +98,6 @@ private:
         size_t parts_left = 0;
     };
     uint32_t intern_class(const std::map<uint32_t, double>& usage, uint32_t tile);
-    // The resources (solver ids) a request from `tile` (global) to stack `stack` of chip `dest`
-    // crosses there and its response back, the NeuronLink hops, and the chips whose NoC it crosses.
-    struct Route {
-        std::vector<uint32_t> there_noc, back_noc;  // NoC link indices (chip x links + link)
-        std::vector<uint32_t> there_link, back_link;  // NeuronLink directions (chip x ports + port)
-        std::vector<uint32_t> nocs;
-    };
-    Route route(uint32_t tile, uint32_t dest, uint32_t stack) const;
 
     void run();
     void schedule();
@@ -121,6 +114,7 @@ private:
     std::vector<HbmController*> controllers_;  // chip x stacks + stack
     std::optional<ChipTopology> wiring_;
     LinkConfig link_cfg_;
+    std::optional<flow::ChipRoutes> routes_;
     uint32_t tiles_per_chip_ = 0;
     std::unordered_map<const DmaEngine*, uint32_t> chip_of_;
     flow::FlowTable table_;
