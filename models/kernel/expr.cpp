@@ -474,16 +474,78 @@ double Expr::eval_real(const int64_t* vars) const {
     }
 }
 
-int64_t Expr::eval(const int64_t* vars) const {
+int64_t Expr::run_code(const int64_t* vars) const {
     if (code_.empty())
         return 0;
-    if (code_.size() == 1)
-        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
     try {
         return run(code_, vars);
     } catch (const KernelError& err) {
         throw KernelError(fmt::format("expression '{}': {}", text_, err.what()));
     }
+}
+
+namespace {
+
+// A piece of postfix code while folding: a known value is a single Const or RealConst step.
+struct Piece {
+    std::vector<Step> code;
+    bool known = false;
+};
+
+// The value of `op` over known operands, by the evaluator itself (one code path for both), or
+// false where the evaluation throws: that stays code, to throw when (and if) it is evaluated.
+bool foldable(Code op, bool real, const Step& a, const Step* b, Step& out) {
+    std::vector<Step> code{a};
+    if (b)
+        code.push_back(*b);
+    code.push_back({op, 0});
+    try {
+        out = real ? Step{Code::RealConst, real_bits(run_real(code, nullptr))} : Step{Code::Const, run(code, nullptr)};
+        return true;
+    } catch (const KernelError&) {
+        return false;  // run_real's not-finite check included: an intermediate infinity stays code
+    }
+}
+
+} // namespace
+
+Expr Expr::fold(const int64_t* vars, int known_slots) const {
+    std::vector<Piece> stack;
+    for (const Step& s : code_) {
+        if (s.code == Code::Const || s.code == Code::RealConst) {
+            stack.push_back({{s}, true});
+        } else if (s.code == Code::Var) {
+            bool known = s.value < known_slots;
+            stack.push_back({{known ? Step{Code::Const, vars[s.value]} : s}, known});
+        } else if (s.code == Code::Neg || s.code == Code::Not) {
+            Piece& a = stack.back();
+            Step folded{};
+            if (a.known && foldable(s.code, real_, a.code[0], nullptr, folded))
+                a.code = {folded};
+            else {
+                a.code.push_back(s);
+                a.known = false;
+            }
+        } else {
+            Piece b = std::move(stack.back());
+            stack.pop_back();
+            Piece& a = stack.back();
+            Step folded{};
+            if (a.known && b.known && foldable(s.code, real_, a.code[0], &b.code[0], folded)) {
+                a.code = {folded};
+                continue;
+            }
+            a.code.insert(a.code.end(), b.code.begin(), b.code.end());
+            a.code.push_back(s);
+            a.known = false;
+        }
+    }
+    Expr e = *this;
+    if (!stack.empty()) {
+        e.code_ = std::move(stack.back().code);
+        e.constant_ = stack.back().known;
+    }
+    return e;
 }
 
 bool Expr::uses(int slot) const {

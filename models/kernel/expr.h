@@ -40,12 +40,18 @@ public:
     // Throws KernelError for a syntax error or an unknown name (with a did-you-mean).
     static Expr parse(const std::string& text, const Symbols& symbols);
     static Expr parse_real(const std::string& text, const Symbols& symbols);
-    int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero)
+    int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero); inline below
     double eval_real(const int64_t* vars) const;  // a real expression's value; throws KernelError (not finite)
     bool is_constant() const { return constant_; }
     bool is_real() const { return real_; }
     const std::string& text() const { return text_; }
     bool uses(int slot) const;  // whether the expression reads the slot
+    // The expression with slots [0, known_slots) replaced by their values in `vars` and every
+    // sub-expression of known values computed once (a launch's arguments and `pid` in
+    // `K // BK * k`). Evaluates to the same value, or throws the same error, as this one for any
+    // variables that agree on the known slots: a sub-expression whose evaluation throws stays code.
+    Expr fold(const int64_t* vars, int known_slots) const;
+    size_t steps() const { return code_.size(); }  // postfix steps (tests: folding shortens the code)
 
     enum class Code : uint8_t {
         Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
@@ -57,11 +63,19 @@ public:
     };
 
 private:
+    int64_t run_code(const int64_t* vars) const;  // eval() past a single step
     static Expr compile(const std::string& text, const Symbols& symbols, bool real);
     std::vector<Step> code_;  // postfix
     std::string text_;
     bool constant_ = true;
     bool real_ = false;
 };
+
+// A lone variable or constant (most operands, and more once folded) without a call.
+inline int64_t Expr::eval(const int64_t* vars) const {
+    if (code_.size() == 1)
+        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+    return run_code(vars);
+}
 
 } // namespace nctlm::kernel

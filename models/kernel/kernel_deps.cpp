@@ -13,10 +13,6 @@ DependencyTracker::DependencyTracker(const Layout& l) : tensor_(l.tensors.size()
     chip_.resize(copies);
 }
 
-DependencyTracker::Record DependencyTracker::record(const ChipAccess& a, bool write, uint32_t sem, uint64_t ordinal) {
-    return {a.p0, a.p0 + a.np, a.b0, a.b1, write, sem, ordinal};
-}
-
 void DependencyTracker::need(const Record& r, uint32_t sem, bool in_order, std::vector<SemWait>& waits) {
     if (r.sem == sem && in_order)
         return;

@@ -38,7 +38,9 @@ private:
         bool covers(const Record& o) const { return p0 <= o.p0 && o.p1 <= p1 && b0 <= o.b0 && o.b1 <= b1; }
     };
     std::vector<Record>& records_of(const ChipAccess& a) { return chip_[copy_base_[size_t(a.buffer)] + a.copy]; }
-    static Record record(const ChipAccess& a, bool write, uint32_t sem, uint64_t ordinal);
+    static Record record(const ChipAccess& a, bool write, uint32_t sem, uint64_t ordinal) {
+        return {a.p0, a.p0 + a.np, a.b0, a.b1, write, sem, ordinal};
+    }
     static void need(const Record& r, uint32_t sem, bool in_order, std::vector<SemWait>& waits);
     static void add(std::vector<Record>& list, const Record& r);
 

@@ -38,8 +38,8 @@ uint32_t clamp32(uint64_t v) { return uint32_t(std::min<uint64_t>(v, UINT32_MAX)
 } // namespace
 
 Lowerer::Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, [[maybe_unused]] const PeConfig& pe,
-                 const LoweringOptions& o)
-    : p_(p), o_(o), walker_(p, l, instance), deps_(l) {
+                 const LoweringOptions& o, const KernelProgram* origin)
+    : p_(p), origin_(origin ? *origin : p), o_(o), walker_(p, l, instance), deps_(l) {
     for (auto& b : l.buffers) {
         copy_base_.push_back(copies_);
         copies_ += b.bufs;
@@ -73,7 +73,8 @@ void Lowerer::fill(const Step& s, Unit unit, Instruction& out) const {
     out.stage = stage_of(in.op, s.hbm_write);
     out.tile = s.tile >= 0 ? uint32_t(s.tile) : 0;
     out.label = op_name(in.op);
-    out.source = in.line.empty() ? nullptr : in.line.c_str();
+    const std::string& line = origin_.instrs[size_t(&in - p_.instrs.data())].line;
+    out.source = line.empty() ? nullptr : line.c_str();
     switch (in.op) {
     case KernelOp::Dma: {
         const ChipAccess& c = s.hbm_write ? s.reads[0] : s.dst;
@@ -408,9 +409,11 @@ class KernelSource : public ProgramSource {
 public:
     static constexpr size_t kMaxLag = 4096;
 
+    // The units walk a copy of `p` with this instance's arguments and pid folded into its expressions.
     KernelSource(std::shared_ptr<const KernelProgram> p, std::shared_ptr<const Layout> l, uint32_t instance,
                  const PeConfig& pe, const LoweringOptions& o, const KernelCounts& counts)
-        : p_(std::move(p)), l_(std::move(l)), instance_(instance), pe_(pe), o_(o), counts_(counts) {}
+        : origin_(std::move(p)), folded_(fold_instance(*origin_, *l, instance)), l_(std::move(l)), instance_(instance),
+          pe_(pe), o_(o), counts_(counts) {}
     uint64_t count(Unit u) const override { return counts_.per_unit[size_t(u)]; }
     uint64_t at(Unit u, uint64_t k, Instruction& out) const override {
         Cursor& c = cursors_[size_t(u)];
@@ -442,7 +445,7 @@ private:
             return index;
         }
         if (!shared_)
-            shared_ = std::make_unique<Lowerer>(*p_, *l_, instance_, pe_, o_);
+            shared_ = std::make_unique<Lowerer>(folded_, *l_, instance_, pe_, o_, origin_.get());
         Lowered next;
         while (shared_->next(next.ins, next.index)) {
             if (next.ins.unit == u) {
@@ -468,7 +471,7 @@ private:
     uint64_t own_next(Unit u, uint64_t k, Instruction& out) const {
         Cursor& c = cursors_[size_t(u)];
         if (!c.lower || k != c.next) {  // a new run of the program (or a jump): start over
-            c.lower = std::make_unique<Lowerer>(*p_, *l_, instance_, pe_, o_);
+            c.lower = std::make_unique<Lowerer>(folded_, *l_, instance_, pe_, o_, origin_.get());
             for (c.next = 0; c.next < k; ++c.next) {
                 uint64_t index = 0;
                 c.lower->next(out, index, &u);
@@ -480,7 +483,8 @@ private:
         return index;
     }
 
-    std::shared_ptr<const KernelProgram> p_;
+    std::shared_ptr<const KernelProgram> origin_;
+    KernelProgram folded_;
     std::shared_ptr<const Layout> l_;
     uint32_t instance_;
     PeConfig pe_;

@@ -39,7 +39,10 @@ struct KernelCounts {
 // One instance's instruction stream in program order.
 class Lowerer {
 public:
-    Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe, const LoweringOptions& o);
+    // `origin`: the program `p` was folded from (fold_instance), which outlives the instructions:
+    // their `source` strings point into it. Null: into `p`.
+    Lowerer(const KernelProgram& p, const Layout& l, uint32_t instance, const PeConfig& pe, const LoweringOptions& o,
+            const KernelProgram* origin = nullptr);
     // The next PE instruction in program order; fills `out` completely only when its unit is
     // `want` (or always when `want` is null) - the others still count for dependencies. False at the end.
     bool next(Instruction& out, uint64_t& index, const Unit* want = nullptr);
@@ -52,6 +55,7 @@ private:
     uint32_t copy_index(const ChipAccess& a) const { return copy_base_[size_t(a.buffer)] + a.copy; }
 
     const KernelProgram& p_;
+    const KernelProgram& origin_;
     LoweringOptions o_;
     Walker walker_;
     DependencyTracker deps_;

@@ -196,6 +196,63 @@ uint64_t count_instructions(const KernelProgram& p, const Layout& l, uint32_t in
     return c.count(p.body);
 }
 
+namespace {
+struct Folder {
+    std::vector<int64_t> vars;
+    int known;
+    void operator()(Expr& e) const { e = e.fold(vars.data(), known); }
+    void operator()(Operand& o) const {
+        for (Expr* e : {&o.copy, &o.p_start, &o.p_size, &o.offset, &o.instance, &o.real})
+            (*this)(*e);
+        for (auto& list : {&o.f_start, &o.f_size})
+            for (Expr& e : *list)
+                (*this)(e);
+        for (auto& [stride, count] : o.ap) {
+            (*this)(stride);
+            (*this)(count);
+        }
+    }
+    void operator()(std::vector<Node>& nodes) const {
+        for (Node& n : nodes) {
+            for (Expr* e : {&n.trip, &n.start, &n.step, &n.cond})
+                (*this)(*e);
+            (*this)(n.body);
+            (*this)(n.orelse);
+        }
+    }
+};
+} // namespace
+
+KernelProgram fold_instance(const KernelProgram& p, const Layout& l, uint32_t instance) {
+    Folder fold{l.vars, p.pid_slot + 1};  // the arguments, then pid
+    fold.vars[size_t(p.pid_slot)] = int64_t(instance);
+    KernelProgram f = p;
+    fold(f.grid);
+    for (Tensor& t : f.tensors) {
+        for (Expr& e : t.shape)
+            fold(e);
+        fold(t.offset);
+    }
+    for (Buffer& b : f.buffers) {
+        fold(b.partitions);
+        fold(b.bufs);
+        for (Expr& e : b.shape)
+            fold(e);
+    }
+    for (Instr& in : f.instrs) {
+        fold(in.dst);
+        for (auto& list : {&in.reads, &in.more_dst})
+            for (Operand& o : *list)
+                fold(o);
+        for (Expr* e : {&in.start, &in.stop, &in.tile})
+            fold(*e);
+        for (Expr& e : in.numbers)
+            fold(e);
+    }
+    fold(f.body);
+    return f;
+}
+
 bool Walker::next(Step& out) {
     while (!stack_.empty()) {
         Frame& f = stack_.back();

@@ -59,6 +59,10 @@ struct Step {
 // Throws KernelError naming the loop once the count passes `limit`.
 uint64_t count_instructions(const KernelProgram& p, const Layout& l, uint32_t instance, uint64_t limit);
 
+// The program with one instance's arguments and `pid` folded into its expressions
+// (Expr::fold): walks, counts and lowers exactly as `p` does for that instance, evaluating less.
+KernelProgram fold_instance(const KernelProgram& p, const Layout& l, uint32_t instance);
+
 class Walker {
 public:
     Walker(const KernelProgram& p, const Layout& l, uint32_t instance);
