@@ -147,11 +147,19 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
             usage[link_[l]] += d.write ? wire / double(request) : 1;
             slowest_back = std::min(slowest_back, link_bandwidth_[l % links]);
         }
-        // NeuronLink directions: link.request_bytes per read request and per write acknowledgement.
-        for (uint32_t l : r.there_link)
+        // NeuronLink directions: link.request_bytes per read request and per write acknowledgement,
+        // the direction without the data carrying headers only (its share reserved under in_order).
+        std::vector<uint32_t> headers;
+        for (uint32_t l : r.there_link) {
             usage[neuron_link_[l]] += d.write ? 1 + link_wire / double(request) : link_wire / double(request);
-        for (uint32_t l : r.back_link)
+            if (!d.write)
+                headers.push_back(neuron_link_[l]);
+        }
+        for (uint32_t l : r.back_link) {
             usage[neuron_link_[l]] += d.write ? link_wire / double(request) : 1;
+            if (d.write)
+                headers.push_back(neuron_link_[l]);
+        }
         // There: hops and the request's own serialization (cut through: its slowest stretch); back:
         // hops (a write's ack too). Each NeuronLink hop: link.latency both ways.
         double serialize_there = issue_bytes / slowest_there, serialize_back = d.write ? wire / slowest_back : 0;
@@ -163,7 +171,7 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
         const double route_ns = double(r.there_noc.size() + r.back_noc.size()) * hop_ns_ +
                                 double(r.there_link.size() + r.back_link.size()) * neuron_link_latency_ +
                                 serialize_there + at_pc + serialize_back;
-        s.parts.push_back({s.chip * hbm_.stacks + st, uint64_t(in_stack), requests, intern_class(usage, tile),
+        s.parts.push_back({s.chip * hbm_.stacks + st, uint64_t(in_stack), requests, intern_class(usage, headers, tile),
                            spread + route_ns + completion_ns_});
         if (s.nocs.empty())
             s.nocs = r.chips;
@@ -171,14 +179,17 @@ FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d
     return s;
 }
 
-// Classes by usage vector: descriptors of one shape on one tile share one (one FIFO).
-uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, uint32_t tile) {
+// Classes by usage vector (and header usage): descriptors of one shape on one tile share one (one FIFO).
+uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, const std::vector<uint32_t>& headers,
+                                   uint32_t tile) {
     std::string key;
-    key.reserve(usage.size() * 12);
+    key.reserve(usage.size() * 12 + headers.size() * 4);
     for (const auto& [r, w] : usage) {
         key.append(reinterpret_cast<const char*>(&r), sizeof r);
         key.append(reinterpret_cast<const char*>(&w), sizeof w);
     }
+    for (uint32_t r : headers)
+        key.append(reinterpret_cast<const char*>(&r), sizeof r);
     auto [it, fresh] = class_index_.try_emplace(key, 0);
     if (fresh) {
         std::vector<flow::Usage> u;
@@ -186,6 +197,8 @@ uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, uint
             u.push_back({r, w});
         it->second = solver_.add_class(std::move(u));
         solver_.set_class_group(it->second, tile);  // a tile's descriptors: one stream at a PC
+        for (uint32_t r : headers)
+            solver_.set_header_usage(it->second, r);
     }
     return it->second;
 }

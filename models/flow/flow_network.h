@@ -97,7 +97,7 @@ private:
         const Shape* shape = nullptr;
         size_t parts_left = 0;
     };
-    uint32_t intern_class(const std::map<uint32_t, double>& usage, uint32_t tile);
+    uint32_t intern_class(const std::map<uint32_t, double>& usage, const std::vector<uint32_t>& headers, uint32_t tile);
 
     void run();
     void schedule();
