@@ -14,8 +14,9 @@
 // port of the first hop of ChipTopology::route, each hop's link direction, the NoC of every chip it
 // passes (arrival port to the next port) and the far chip's NoC to the stack; its response comes
 // back the same way on the opposite link directions. The links carry link.request_bytes per read
-// request and per write acknowledgement (as the NoC carries its request_bytes). Each hop's
-// link.latency and its header's serialization are paid up front.
+// request and per write acknowledgement (as the NoC carries its request_bytes), on the direction
+// without the data as header usage (FlowSolver::set_header_usage: not starved by an older flow that
+// fills that direction). Each hop's link.latency and its header's serialization are paid up front.
 //
 // Not modelled (the error against AT is measured, docs/performance.md): credits, queues and
 // head-of-line blocking (back-pressure shows only as shared bandwidth), FR-FCFS reordering and

@@ -26,7 +26,7 @@
 //             Header usage (set_header_usage) is the exception: a class that crosses a resource
 //             with headers only (read requests, write acknowledgements on a NeuronLink direction
 //             whose data another flow fills) is first given its weighted fair share there, because
-//             a wire that books bursts in arrival order (LinkTiming) delays a header by at most a
+//             a wire that books bursts in arrival order (LinkTiming) delays a header by about a
 //             burst; what it leaves unused goes back to the heads, oldest first.
 //
 // A flow joins at a time given when it is added (its latency phase before that moves nothing).
