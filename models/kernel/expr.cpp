@@ -2,6 +2,7 @@
 
 #include "models/common/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -436,6 +437,7 @@ Expr Expr::constant(int64_t v) {
     Expr e;
     e.code_ = {{Code::Const, v}};
     e.text_ = std::to_string(v);
+    e.index_slots();
     return e;
 }
 
@@ -457,6 +459,7 @@ Expr Expr::compile(const std::string& text, const Symbols& symbols, bool real) {
             throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
         }
     }
+    e.index_slots();
     return e;
 }
 
@@ -474,11 +477,41 @@ double Expr::eval_real(const int64_t* vars) const {
     }
 }
 
+void Expr::index_slots() {
+    memo_valid_ = false;
+    memo_slots_ = real_ ? -1 : 0;
+    for (const Step& s : code_) {
+        if (s.code != Code::Var || memo_slots_ < 0)
+            continue;
+        int slot = int(s.value);
+        if (std::find(memo_slot_, memo_slot_ + memo_slots_, slot) != memo_slot_ + memo_slots_)
+            continue;
+        if (memo_slots_ == kMemoSlots)
+            memo_slots_ = -1;
+        else
+            memo_slot_[memo_slots_++] = slot;
+    }
+}
+
 int64_t Expr::run_code(const int64_t* vars) const {
     if (code_.empty())
         return 0;
+    if (memo_slots_ >= 0 && memo_valid_) {
+        bool same = true;
+        for (int k = 0; k < memo_slots_; ++k)
+            same = same && vars[memo_slot_[k]] == memo_key_[k];
+        if (same)
+            return memo_value_;
+    }
     try {
-        return run(code_, vars);
+        int64_t v = run(code_, vars);  // a throw leaves the memo as it was: the next call throws too
+        if (memo_slots_ >= 0) {
+            for (int k = 0; k < memo_slots_; ++k)
+                memo_key_[k] = vars[memo_slot_[k]];
+            memo_value_ = v;
+            memo_valid_ = true;
+        }
+        return v;
     } catch (const KernelError& err) {
         throw KernelError(fmt::format("expression '{}': {}", text_, err.what()));
     }
@@ -545,6 +578,7 @@ Expr Expr::fold(const int64_t* vars, int known_slots) const {
         e.code_ = std::move(stack.back().code);
         e.constant_ = stack.back().known;
     }
+    e.index_slots();
     return e;
 }
 

@@ -64,6 +64,16 @@ public:
 
 private:
     int64_t run_code(const int64_t* vars) const;  // eval() past a single step
+    void index_slots();                           // after code_ changes: the memo's key slots
+    // The last value eval() computed, keyed by the variables the expression reads (at most
+    // kMemoSlots of them; more: no memo). A loop step changes few variables, so most operands of
+    // an inner loop's instruction read only outer ones and repeat their last value.
+    static constexpr int kMemoSlots = 2;
+    int memo_slots_ = -1;                          // variables in the key, or -1: not memoised
+    int memo_slot_[kMemoSlots] = {};
+    mutable int64_t memo_key_[kMemoSlots] = {};
+    mutable int64_t memo_value_ = 0;
+    mutable bool memo_valid_ = false;
     static Expr compile(const std::string& text, const Symbols& symbols, bool real);
     std::vector<Step> code_;  // postfix
     std::string text_;
