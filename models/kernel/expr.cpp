@@ -478,7 +478,6 @@ double Expr::eval_real(const int64_t* vars) const {
 }
 
 void Expr::index_slots() {
-    memo_valid_ = false;
     memo_slots_ = real_ ? -1 : 0;
     for (const Step& s : code_) {
         if (s.code != Code::Var || memo_slots_ < 0)
@@ -486,30 +485,35 @@ void Expr::index_slots() {
         int slot = int(s.value);
         if (std::find(memo_slot_, memo_slot_ + memo_slots_, slot) != memo_slot_ + memo_slots_)
             continue;
-        if (memo_slots_ == kMemoSlots)
+        if (memo_slots_ == 2)
             memo_slots_ = -1;
         else
             memo_slot_[memo_slots_++] = slot;
     }
+    if (memo_slots_ == 1)
+        memo_slot_[1] = memo_slot_[0];
+    if (memo_slots_ <= 0)
+        memo_slots_ = -1;  // no variable: a constant, or code that throws whenever it runs
+    memo_ = memo_slots_ > 0 ? std::make_shared<Memo>() : nullptr;
+}
+
+std::vector<std::pair<int, int64_t>> Expr::code_key() const {
+    std::vector<std::pair<int, int64_t>> key;
+    for (const Step& s : code_)
+        key.push_back({int(s.code), s.value});
+    return key;
 }
 
 int64_t Expr::run_code(const int64_t* vars) const {
     if (code_.empty())
         return 0;
-    if (memo_slots_ >= 0 && memo_valid_) {
-        bool same = true;
-        for (int k = 0; k < memo_slots_; ++k)
-            same = same && vars[memo_slot_[k]] == memo_key_[k];
-        if (same)
-            return memo_value_;
-    }
     try {
         int64_t v = run(code_, vars);  // a throw leaves the memo as it was: the next call throws too
-        if (memo_slots_ >= 0) {
-            for (int k = 0; k < memo_slots_; ++k)
-                memo_key_[k] = vars[memo_slot_[k]];
-            memo_value_ = v;
-            memo_valid_ = true;
+        if (memo_slots_ > 0) {
+            memo_->key[0] = vars[memo_slot_[0]];
+            memo_->key[1] = vars[memo_slot_[1]];
+            memo_->value = v;
+            memo_->valid = true;
         }
         return v;
     } catch (const KernelError& err) {

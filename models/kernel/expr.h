@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -52,6 +53,13 @@ public:
     // variables that agree on the known slots: a sub-expression whose evaluation throws stays code.
     Expr fold(const int64_t* vars, int known_slots) const;
     size_t steps() const { return code_.size(); }  // postfix steps (tests: folding shortens the code)
+    // Postfix code as (code, value) pairs: equal for expressions that compute the same function.
+    std::vector<std::pair<int, int64_t>> code_key() const;
+    // Evaluations of this expression and `same` (same code_key) remember one last value.
+    void share_memo(const Expr& same) {
+        if (same.code_key() == code_key())
+            memo_ = same.memo_;
+    }
 
     enum class Code : uint8_t {
         Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
@@ -65,16 +73,19 @@ public:
 private:
     int64_t run_code(const int64_t* vars) const;  // eval() past a single step
     void index_slots();                           // after code_ changes: the memo's key slots
-    // The last value eval() computed, keyed by the variables the expression reads (at most
-    // kMemoSlots of them; more: no memo). A loop step changes few variables, so most operands of
-    // an inner loop's instruction read only outer ones and repeat their last value.
-    static constexpr int kMemoSlots = 2;
-    int memo_slots_ = -1;                          // variables in the key, or -1: not memoised
-    int memo_slot_[kMemoSlots] = {};
-    mutable int64_t memo_key_[kMemoSlots] = {};
-    mutable int64_t memo_value_ = 0;
-    mutable bool memo_valid_ = false;
     static Expr compile(const std::string& text, const Symbols& symbols, bool real);
+    // The last value eval() computed, keyed by the variables the expression reads (one or two of
+    // them; more, or none: no memo). A loop step changes few variables, so most operands of an
+    // inner loop's instruction read only outer ones and repeat their last value. Copies, and
+    // expressions of the same code (share_memo), share one memo: the value is the code's.
+    struct Memo {
+        int64_t key[2] = {};
+        int64_t value = 0;
+        bool valid = false;
+    };
+    int memo_slots_ = -1;                          // variables in the key, or -1: not memoised
+    int memo_slot_[2] = {};                        // one variable: both the same slot
+    std::shared_ptr<Memo> memo_;
     std::vector<Step> code_;  // postfix
     std::string text_;
     bool constant_ = true;
@@ -85,6 +96,9 @@ private:
 inline int64_t Expr::eval(const int64_t* vars) const {
     if (code_.size() == 1)
         return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+    if (memo_slots_ > 0 && memo_->valid && vars[memo_slot_[0]] == memo_->key[0] &&
+        vars[memo_slot_[1]] == memo_->key[1])
+        return memo_->value;
     return run_code(vars);
 }
 

@@ -38,7 +38,7 @@ std::string outcome(const Expr& e, const std::vector<int64_t>& vars) {
 
 } // namespace
 
-TEST(ExprMemo, MemoisedExpressionEvaluatesAsAFreshOneOverLoopLikeVariableSequences) {
+TEST(ExprMemo, MemoisedExpressionsAndTheirTwinsEvaluateAsAFreshOneOverLoopLikeVariableSequences) {
     Symbols s;
     std::vector<std::string> names = {"i", "bm", "bn", "bk"};
     for (auto& n : names)
@@ -53,6 +53,8 @@ TEST(ExprMemo, MemoisedExpressionEvaluatesAsAFreshOneOverLoopLikeVariableSequenc
         } catch (const KernelError&) {
             continue;
         }
+        Expr twin = Expr::parse(text, s);
+        twin.share_memo(memo);
         // A loop nest's walk: each step changes one variable (the inner most often), with values
         // that repeat, go negative and provoke overflow and division by zero.
         std::vector<int64_t> vars(names.size(), 0);
@@ -64,6 +66,11 @@ TEST(ExprMemo, MemoisedExpressionEvaluatesAsAFreshOneOverLoopLikeVariableSequenc
             std::string want = outcome(Expr::parse(text, s), vars);
             ASSERT_EQ(outcome(memo, vars), want) << text << " at step " << step;
             ASSERT_EQ(outcome(memo, vars), want) << text << " (again) at step " << step;
+            // A twin of the same code shares the memo: evaluated at other variables in between.
+            std::vector<int64_t> other = vars;
+            other[rng() % names.size()] = values[rng() % 8];
+            ASSERT_EQ(outcome(twin, other), outcome(Expr::parse(text, s), other)) << text << " (twin)";
+            ASSERT_EQ(outcome(memo, vars), want) << text << " after its twin, at step " << step;
             errors += want.rfind("error", 0) == 0;
             ++memo_hits_possible;
         }
