@@ -42,6 +42,8 @@ public:
     static Expr parse(const std::string& text, const Symbols& symbols);
     static Expr parse_real(const std::string& text, const Symbols& symbols);
     int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero); inline below
+    // The value without running code (a lone variable or constant, or the memo's): false if it needs eval().
+    bool quick(const int64_t* vars, int64_t& value) const;
     double eval_real(const int64_t* vars) const;  // a real expression's value; throws KernelError (not finite)
     bool is_constant() const { return constant_; }
     bool is_real() const { return real_; }
@@ -93,13 +95,22 @@ private:
 };
 
 // A lone variable or constant (most operands, and more once folded) without a call.
-inline int64_t Expr::eval(const int64_t* vars) const {
-    if (code_.size() == 1)
-        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+inline bool Expr::quick(const int64_t* vars, int64_t& value) const {
+    if (code_.size() == 1) {
+        value = code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+        return true;
+    }
     if (memo_slots_ > 0 && memo_->valid && vars[memo_slot_[0]] == memo_->key[0] &&
-        vars[memo_slot_[1]] == memo_->key[1])
-        return memo_->value;
-    return run_code(vars);
+        vars[memo_slot_[1]] == memo_->key[1]) {
+        value = memo_->value;
+        return true;
+    }
+    return false;
+}
+
+inline int64_t Expr::eval(const int64_t* vars) const {
+    int64_t value = 0;
+    return quick(vars, value) ? value : run_code(vars);
 }
 
 } // namespace nctlm::kernel

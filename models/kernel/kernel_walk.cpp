@@ -23,17 +23,22 @@ int64_t Walker::eval(const Expr& e, const std::string& path, const char* field) 
     }
 }
 
+int64_t Walker::operand_value(const Expr& e, const Instr& in, const char* role) const {
+    try {
+        return e.eval(vars_.data());
+    } catch (const KernelError& err) {
+        fail(in, fmt::format("{}: {}", role, err.what()));
+    }
+}
+
 ChipAccess Walker::chip(const Operand& o, const Instr& in, const char* role) const {
     const Buffer& b = p_.buffers[size_t(o.index)];
     const BufferLayout& bl = l_.buffers[size_t(o.index)];
     if (o.kind != Operand::Kind::Chip)
         fail(in, fmt::format("{} must be an SBUF/PSUM operand", role));
     auto value = [&](const Expr& e) {
-        try {
-            return e.eval(vars_.data());
-        } catch (const KernelError& err) {
-            fail(in, fmt::format("{}: {}", role, err.what()));
-        }
+        int64_t v = 0;
+        return e.quick(vars_.data(), v) ? v : operand_value(e, in, role);
     };
     ChipAccess a;
     a.buffer = o.index;
@@ -78,11 +83,8 @@ HbmAccess Walker::hbm(const Operand& o, const Instr& in, const char* role) const
     const Tensor& t = p_.tensors[size_t(o.index)];
     const TensorLayout& tl = l_.tensors[size_t(o.index)];
     auto value = [&](const Expr& e) {
-        try {
-            return e.eval(vars_.data());
-        } catch (const KernelError& err) {
-            fail(in, fmt::format("{}: {}", role, err.what()));
-        }
+        int64_t v = 0;
+        return e.quick(vars_.data(), v) ? v : operand_value(e, in, role);
     };
     if (o.ap.size() > size_t(kMaxApDims))
         fail(in, fmt::format("{}: an access pattern has at most {} dimensions", role, kMaxApDims));
