@@ -109,6 +109,30 @@ uint32_t FlowSolver::add_class(std::vector<Usage> usage, double rate_bound) {
     return id;
 }
 
+void FlowSolver::set_header_usage(uint32_t cls, uint32_t resource) {
+    if (cls >= classes_.size() || classes_[cls].active_index != ~size_t(0))
+        throw std::invalid_argument("flow class: unknown or moving");
+    Class& c = classes_[cls];
+    const auto u = std::find_if(c.usage.begin(), c.usage.end(), [&](const Usage& x) { return x.resource == resource; });
+    if (u == c.usage.end())
+        throw std::invalid_argument("flow class: header usage of a resource it does not cross");
+    const uint32_t k = uint32_t(u - c.usage.begin());
+    if (std::find(c.headers.begin(), c.headers.end(), k) == c.headers.end()) {
+        c.headers.push_back(k);
+        c.held.push_back(0);
+    }
+    if (sharing_ != Sharing::InOrder)
+        return;
+    // Binding from now on: every head crossing it is in the component that reserves its shares.
+    Resource& r = resources_[resource];
+    r.headers = true;
+    if (!r.binding) {
+        make_binding(resource);
+        if (!components_[r.component].active.empty())
+            mark_dirty(r.component);
+    }
+}
+
 // Its usage entries split into binding and slack; its component: the one of its binding resources
 // (merging those it links), or one of its own.
 void FlowSolver::place_class(uint32_t cls) {
@@ -149,6 +173,7 @@ void FlowSolver::merge_components(uint32_t into, uint32_t from) {
     std::stable_sort(a.active.begin(), a.active.end(),
                      [&](uint32_t x, uint32_t y) { return classes_[x].key < classes_[y].key; });
     a.next_finish = std::min(a.next_finish, b.next_finish);
+    a.header_classes += b.header_classes;
     a.youngest = std::max(a.youngest, b.youngest);
     const bool dirty = b.dirty;
     components_[from] = Component{};
@@ -209,25 +234,31 @@ void FlowSolver::promote_pending() {
         if (res.binding)
             continue;
         ++promotions_;
-        res.binding = true;
-        res.taken = 0;
-        const uint32_t k = new_component();
-        components_[k].resources.push_back(r);
-        res.component = k;
-        for (uint32_t i = 0; i < classes_.size(); ++i) {
-            Class& c = classes_[i];
-            if (std::none_of(c.usage.begin(), c.usage.end(), [&](const Usage& u) { return u.resource == r; }))
-                continue;
-            const uint32_t old = c.component;
-            c.binding.clear();
-            c.slack.clear();
-            c.bottleneck = 0;
-            for (const Usage& u : c.usage)
-                (resources_[u.resource].binding ? c.binding : c.slack).push_back(u);
-            merge_components(k, old);
-        }
+        make_binding(r);
     }
     promote_.clear();
+}
+
+// A slack resource turns binding: every class crossing it joins its component.
+void FlowSolver::make_binding(uint32_t r) {
+    Resource& res = resources_[r];
+    res.binding = true;
+    res.taken = 0;
+    const uint32_t k = new_component();
+    components_[k].resources.push_back(r);
+    res.component = k;
+    for (uint32_t i = 0; i < classes_.size(); ++i) {
+        Class& c = classes_[i];
+        if (std::none_of(c.usage.begin(), c.usage.end(), [&](const Usage& u) { return u.resource == r; }))
+            continue;
+        const uint32_t old = c.component;
+        c.binding.clear();
+        c.slack.clear();
+        c.bottleneck = 0;
+        for (const Usage& u : c.usage)
+            (resources_[u.resource].binding ? c.binding : c.slack).push_back(u);
+        merge_components(k, old);
+    }
 }
 
 void FlowSolver::add_outage(std::vector<uint32_t> resources, double first, double period, double length) {
@@ -268,8 +299,13 @@ void FlowSolver::activate(uint32_t cls) {
     Class& c = classes_[cls];
     c.active_index = active_.size();
     active_.push_back(cls);
-    if (sharing_ == Sharing::InOrder)
+    if (sharing_ == Sharing::InOrder) {
         components_[c.component].active.push_back(cls);
+        if (!c.headers.empty()) {
+            ++components_[c.component].header_classes;
+            ++header_classes_;
+        }
+    }
     count_crossing(c, +1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage)
@@ -287,6 +323,10 @@ void FlowSolver::deactivate(uint32_t cls) {
         set_rate(c, 0);
         auto& v = components_[c.component].active;
         v.erase(std::find(v.begin(), v.end(), cls));
+        if (!c.headers.empty()) {
+            --components_[c.component].header_classes;
+            --header_classes_;
+        }
     } else {
         c.rate = 0;
     }
@@ -334,6 +374,10 @@ void FlowSolver::settle(Class& c) {
 // Over its binding resources only: a slack one leaves it more than that (check_slack).
 void FlowSolver::allocate(Class& c) {
     settle(c);
+    for (size_t h = 0; h < c.headers.size(); ++h) {  // its reservations are its own to take
+        resources_[c.usage[c.headers[h]].resource].remaining += c.held[h];
+        c.held[h] = 0;
+    }
     // The resource that limited it last is full again more often than not (the older heads crossing
     // it fill it): then it gets nothing, as the scan below would find, without the scan.
     if (!c.binding.empty() && !(resources_[c.binding[c.bottleneck].resource].remaining > 0)) {
@@ -369,6 +413,11 @@ void FlowSolver::allocate(Class& c) {
     Component& k = components_[c.component];
     k.next_finish = std::min(k.next_finish, now_ + std::max(0.0, c.left) / rate);
     next_finish_ = std::min(next_finish_, k.next_finish);
+    take(c, rate);
+}
+
+// Its usage at `rate` more off what its binding resources have left.
+void FlowSolver::take(Class& c, double rate) {
     for (const Usage& u : c.binding) {
         Resource& r = resources_[u.resource];
         r.remaining -= u.weight * rate;
@@ -396,11 +445,70 @@ void FlowSolver::solve_component(uint32_t k, bool sort) {
         K.active[j] = x;
     }
     K.next_finish = kNever;
+    if (K.header_classes > 0)
+        reserve_headers(K);
     for (uint32_t i : K.active)
         allocate(classes_[i]);
+    if (K.header_classes > 0)
+        top_up(K);
     if (sort) {
         K.youngest = K.active.empty() ? 0 : classes_[K.active.back()].key;
         K.dirty = K.unsorted = false;
+    }
+}
+
+// Each moving class's header usage of a resource: capacity x its weight / the weights of every
+// moving head crossing the resource (what weighted max-min would give it there if the resource
+// limited every head crossing it), taken off the resource before the oldest-first pass. A header
+// resource is binding: every head crossing it is in the component.
+void FlowSolver::reserve_headers(const Component& K) {
+    std::vector<uint32_t> touched;
+    for (uint32_t i : K.active)
+        for (uint32_t k : classes_[i].headers) {
+            const uint32_t id = classes_[i].usage[k].resource;
+            if (!resources_[id].touched) {
+                resources_[id].touched = true;
+                resources_[id].demand = 0;
+                touched.push_back(id);
+            }
+        }
+    for (uint32_t i : K.active)
+        for (const Usage& u : classes_[i].binding)
+            if (resources_[u.resource].touched)
+                resources_[u.resource].demand += u.weight;
+    for (uint32_t i : K.active) {
+        Class& c = classes_[i];
+        for (size_t h = 0; h < c.headers.size(); ++h) {
+            const Usage& u = c.usage[c.headers[h]];
+            Resource& r = resources_[u.resource];
+            c.held[h] = r.capacity * u.weight / r.demand;
+            r.remaining = std::max(0.0, r.remaining - c.held[h]);
+        }
+    }
+    for (uint32_t id : touched)
+        resources_[id].touched = false;
+}
+
+// After the oldest-first pass: what a header reservation left unused (its class limited elsewhere)
+// goes to the component's heads, oldest first, each taking the minimum over its binding resources
+// of what is left (a slack one it fills turns binding: set_rate, the solve again).
+void FlowSolver::top_up(Component& K) {
+    for (uint32_t i : K.active) {
+        Class& c = classes_[i];
+        if (c.binding.empty())
+            continue;
+        double extra = c.bound - c.rate;
+        for (const Usage& u : c.binding) {
+            extra = std::min(extra, resources_[u.resource].remaining / u.weight);
+            if (!(extra > 0))
+                break;
+        }
+        if (!(extra > kShareTolerance * c.rate + 1e-15))
+            continue;
+        set_rate(c, c.rate + extra);
+        K.next_finish = std::min(K.next_finish, now_ + std::max(0.0, c.left) / c.rate);
+        next_finish_ = std::min(next_finish_, K.next_finish);
+        take(c, extra);
     }
 }
 
@@ -457,7 +565,7 @@ void FlowSolver::solve_in_order() {
 void FlowSolver::demote_slack() {
     bool any = false;
     for (Resource& r : resources_)
-        if (r.binding && r.remaining >= kDemoteLeft * r.capacity && r.capacity > 0) {
+        if (r.binding && !r.headers && r.remaining >= kDemoteLeft * r.capacity && r.capacity > 0) {
             r.binding = false;
             r.taken = r.capacity - r.remaining;
             ++demotions_;
@@ -507,6 +615,8 @@ void FlowSolver::demote_slack() {
         const Class& c = classes_[i];
         Component& K = components_[c.component];
         K.active.push_back(i);
+        if (!c.headers.empty())
+            ++K.header_classes;
         if (c.rate > 0)
             K.next_finish = std::min(K.next_finish, c.since + std::max(0.0, c.left) / c.rate);
     }
@@ -661,13 +771,16 @@ void FlowSolver::join(const Join& j) {
     c.left = j.bytes;
     c.since = now_;
     activate(j.cls);
-    if (dirty_) {
+    // Header shares follow the heads crossing their resources: the component's whole solve. While
+    // a class with header usage moves anywhere, a join sorts its head in at once (as the whole
+    // solve that header usage asks for would): a component it would join out of order is solved.
+    Component& k = components_[c.component];
+    if (dirty_ || k.header_classes > 0 || (header_classes_ > 0 && (k.unsorted || j.order < k.youngest))) {
         mark_dirty(c.component);
         return;
     }
     // The youngest moving flow takes what the others leave: no older flow changes. Out of order in
     // its component, the next solve sorts it in.
-    Component& k = components_[c.component];
     c.key = kAppended | arrivals_++;
     appended_.push_back(j.cls);
     if (j.order < k.youngest) {
@@ -679,7 +792,11 @@ void FlowSolver::join(const Join& j) {
         k.youngest = j.order;
     }
     allocate(c);
-    if (!promote_.empty())  // a slack resource filled: as if it had been binding all along
+    if (promote_.empty())
+        return;
+    if (header_classes_ > 0)  // it may link a component with header usage: the whole solve sorts it in
+        dirty_ = true;
+    else  // a slack resource filled: as if it had been binding all along
         replay_all();
 }
 

@@ -23,12 +23,20 @@
 //             latency (measured: 33 % of bandwidth on trn2 DMA traffic, docs/performance.md).
 //             Within a class only the oldest flow can move (the resource that limits it limits
 //             every flow of the class), so a class is a FIFO and a solve visits class heads only.
+//             Header usage (set_header_usage) is the exception: a class that crosses a resource
+//             with headers only (read requests, write acknowledgements on a NeuronLink direction
+//             whose data another flow fills) is first given its weighted fair share there, because
+//             a wire that books bursts in arrival order (LinkTiming) delays a header by about a
+//             burst; what it leaves unused goes back to the heads, oldest first.
 //
 //             Resources that no allocation fills ("slack": what the moving classes take of them, all
 //             together, stays below their capacity) cannot limit anyone, so only the others (the
 //             "binding" set, grown when a slack resource fills) couple classes: classes linked by
 //             binding resources form a component, and a change re-solves only its component. The
 //             result is the whole solve's (test FlowSolverInOrder.ComponentSolveEqualsAWholeSolve...).
+//             A resource marked as header usage is binding from the mark on (every head crossing
+//             it is in one component, which reserves and tops up over its own heads) and never
+//             turns slack again.
 //
 // A flow joins at a time given when it is added (its latency phase before that moves nothing).
 #pragma once
@@ -62,6 +70,10 @@ public:
     void set_class_group(uint32_t cls, uint32_t group);
     // A class: the usage vector of its flows, and a bound on each flow's rate (kNever: none).
     uint32_t add_class(std::vector<Usage> usage, double rate_bound = kNever);
+    // In order: the class's usage of `resource` (one of its usage vector's) is headers only; before
+    // the oldest-first pass it is reserved the class's weighted fair share of the resource (capacity
+    // x its weight / the weights of every moving head crossing it). Fair sharing: no effect.
+    void set_header_usage(uint32_t cls, uint32_t resource);
     // The resources are unavailable (capacity 0) during [first + k period, first + k period + length),
     // k = 0, 1, ... (an all-bank refresh blocks every pseudo-channel of a stack).
     void add_outage(std::vector<uint32_t> resources, double first, double period, double length);
@@ -108,6 +120,8 @@ private:
         size_t active_index = ~size_t(0);
         uint32_t group = ~0u;  // ~0: a group of its own
         uint32_t bottleneck = 0;  // in_order: the binding entry that limited it last (looked at first)
+        std::vector<uint32_t> headers;  // in_order: usage entries that are headers only
+        std::vector<double> held;       // in_order: what its component's solve reserved on each of them
         // in_order: its usage entries on binding and on slack resources; its component; its sort
         // key there (its head's order, or kAppended | arrival for a head that joined since the
         // component's last solve and took what the others left)
@@ -133,6 +147,7 @@ private:
         bool touched = false;
         // in_order: binding (in a component) or slack (then `taken` is what moving classes take of it)
         bool binding = false;
+        bool headers = false;  // some class's header usage: binding for good
         uint32_t component = 0;
         double taken = 0;
     };
@@ -142,6 +157,7 @@ private:
         std::vector<uint32_t> resources, active;
         double next_finish = kNever;  // the earliest finish since its last solve
         uint64_t youngest = 0;        // the largest head order allocated in it
+        uint32_t header_classes = 0;  // active classes with header usage
         bool dirty = false, unsorted = false, live = true;
     };
     struct Join {
@@ -172,6 +188,9 @@ private:
     void solve_fair();
     void solve_in_order();
     void allocate(Class& c);  // in_order: what older flows left of its resources
+    void take(Class& c, double rate);  // in_order: its usage at `rate` more off its binding resources
+    void reserve_headers(const Component& K);  // in_order: header usage's weighted fair shares, before allocate()
+    void top_up(Component& K);  // in_order: what reservations left unused, to the heads oldest first
     void set_rate(Class& c, double rate);  // in_order: keeps the slack resources' `taken`
     void check_slack(uint32_t r);          // in_order: a slack resource that fills becomes binding
     void mark_dirty(uint32_t component);
@@ -180,6 +199,7 @@ private:
     void place_class(uint32_t cls);          // in_order: its usage split and component
     void merge_components(uint32_t into, uint32_t from);
     void promote_pending();                  // makes the resources found filling binding
+    void make_binding(uint32_t r);           // a slack resource: its classes' components merged
     void replay_all();                       // every component again in its current order
     void demote_slack();                     // binding resources far from full turn slack again
     void settle(Class& c);    // in_order: its head's bytes moved up to now
@@ -201,6 +221,7 @@ private:
     std::vector<uint32_t> free_components_, dirty_components_, unsorted_components_, promote_;
     std::vector<uint32_t> appended_;  // heads that joined since the last solve
     uint64_t arrivals_ = 0, promotions_ = 0, demotions_ = 0;
+    uint32_t header_classes_ = 0;  // in_order: moving classes with header usage
 };
 
 } // namespace nctlm::flow

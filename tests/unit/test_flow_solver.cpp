@@ -396,9 +396,12 @@ struct RefFlow {
     double join, left, done = -1;
 };
 
-// The in-order allocation simulated directly over flows (sets fs[f].done).
+// The in-order allocation simulated directly over flows (sets fs[f].done). header[c][k]: class c's
+// usage entry k is header usage (models/flow/flow_solver.h): while a head with header usage moves,
+// every join and finish allocates every head again, after reserving each header usage its weighted
+// fair share, and gives what the reservations left unused back to the heads, oldest first.
 void reference_in_order(const std::vector<double>& cap, const std::vector<std::vector<Usage>>& usage,
-                        std::vector<RefFlow>& fs) {
+                        std::vector<RefFlow>& fs, const std::vector<std::vector<bool>>& header = {}) {
     const int nf = int(fs.size()), nc = int(usage.size());
     // Per flow: a class serves its flows in the order they joined; at a finish every
     // head is allocated again, oldest (first added) first, each the minimum over its resources
@@ -432,6 +435,54 @@ void reference_in_order(const std::vector<double>& cap, const std::vector<std::v
                 return head[c] = f;
         return -1;
     };
+    auto has_headers = [&](int c) {
+        return !header.empty() && std::find(header[c].begin(), header[c].end(), true) != header[c].end();
+    };
+    auto headers_moving = [&] {
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && has_headers(c))
+                return true;
+        return false;
+    };
+    auto solve_all = [&] {
+        std::vector<int> order;
+        for (int f = 0; f < nf; ++f)
+            if (head[fs[f].c] == f)
+                order.push_back(f);
+        std::vector<double> rem(cap), demand(cap.size(), 0);
+        std::vector<std::vector<double>> held(nc);
+        const bool reserve = headers_moving();
+        for (int f : order)
+            for (const Usage& u : usage[fs[f].c])
+                demand[u.resource] += u.weight;
+        for (int f : order) {
+            const int c = fs[f].c;
+            held[c].assign(usage[c].size(), 0);
+            for (size_t k = 0; reserve && k < usage[c].size(); ++k)
+                if (header[c][k]) {
+                    held[c][k] = cap[usage[c][k].resource] * usage[c][k].weight / demand[usage[c][k].resource];
+                    rem[usage[c][k].resource] = std::max(0.0, rem[usage[c][k].resource] - held[c][k]);
+                }
+        }
+        for (int f : order) {
+            const int c = fs[f].c;
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                rem[usage[c][k].resource] += held[c][k];
+            take(f, rem);
+        }
+        for (int f : order) {
+            if (!reserve)
+                break;
+            double extra = kNever;
+            for (const Usage& u : usage[fs[f].c])
+                extra = std::min(extra, rem[u.resource] / u.weight);
+            if (!(extra > 1e-12 * rate[f] + 1e-15))
+                continue;
+            rate[f] += extra;
+            for (const Usage& u : usage[fs[f].c])
+                rem[u.resource] -= u.weight * extra;
+        }
+    };
     double t = 0;
     size_t joined = 0;
     while (true) {
@@ -450,6 +501,10 @@ void reference_in_order(const std::vector<double>& cap, const std::vector<std::v
             if (head[fs[f].c] >= 0)
                 continue;  // behind its class's head
             head[fs[f].c] = f;
+            if (headers_moving()) {
+                solve_all();
+                continue;
+            }
             auto rem = left_over(f);
             take(f, rem);
         }
@@ -461,15 +516,8 @@ void reference_in_order(const std::vector<double>& cap, const std::vector<std::v
                 next_head(c, t);
                 finished = true;
             }
-        if (finished) {
-            std::vector<int> order;
-            for (int f = 0; f < nf; ++f)
-                if (head[fs[f].c] == f)
-                    order.push_back(f);
-            std::vector<double> rem(cap);
-            for (int f : order)
-                take(f, rem);
-        }
+        if (finished)
+            solve_all();
     }
 }
 } // namespace
@@ -560,4 +608,190 @@ TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
     EXPECT_GT(promotions, 100u);
     EXPECT_GT(demotions, 10u);
     EXPECT_GT(most_components, 3u);
+}
+
+// Header usage under the component-wise solve: a resource marked as header usage is binding for
+// good, its component reserves and tops up over its own heads, and a join while a marked head moves
+// is sorted in at once. Against the direct simulation with header usage, on DMA-like sets where
+// some classes also cross two link directions (data and header on one, headers only, marked, on
+// the other), and the rest stay in components of their own that resources join and leave.
+TEST(FlowSolverInOrder, ComponentSolveWithHeaderUsageEqualsTheWholeDirectSimulation) {
+    nctlm::test::XorShift64 rng{4242};
+    uint64_t promotions = 0, demotions = 0;
+    size_t most_components = 0;
+    for (int trial = 0; trial < 100; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int npc = 2 + int(rng() % 12), ngroup = 1 + int(rng() % 4), nc = 2 + int(rng() % 20);
+        const int nf = 20 + int(rng() % 300);
+        std::vector<double> cap;
+        for (int r = 0; r < npc; ++r)
+            cap.push_back(1 + double(rng() % 100) / 20);
+        for (int g = 0; g < ngroup; ++g)
+            cap.push_back(2 + double(rng() % 400) / 20);
+        const uint32_t link = uint32_t(cap.size());
+        cap.push_back(1 + double(rng() % 200) / 20);
+        cap.push_back(1 + double(rng() % 200) / 20);
+        for (double c : cap)
+            s.add_resource(c);
+        std::vector<std::vector<Usage>> usage(nc);
+        std::vector<std::vector<bool>> header(nc);
+        for (int c = 0; c < nc; ++c) {
+            usage[c].push_back({uint32_t(rng() % npc), 0.5 + double(rng() % 100) / 100});
+            usage[c].push_back({uint32_t(npc + int(rng() % ngroup)), 1});
+            header[c].assign(2, false);
+            if (rng() % 3 == 0) {  // over the links: data (and headers) one way, headers only the other
+                const uint32_t d = uint32_t(rng() % 2);
+                const double h = 0.01 + double(rng() % 20) / 100;
+                usage[c].push_back({link + d, 1 + h});
+                usage[c].push_back({link + 1 - d, h});
+                header[c].push_back(false);
+                header[c].push_back(rng() % 4 != 0);  // some unmarked: the mark, not the weight, decides
+            }
+            const uint32_t cls = s.add_class(usage[c]);
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                if (header[c][k])
+                    s.set_header_usage(cls, usage[c][k].resource);
+        }
+        std::vector<RefFlow> fs;
+        for (int f = 0; f < nf; ++f) {
+            fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
+            s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
+        }
+        std::map<uint64_t, double> done;
+        for (double t = 0; s.next_event() < kNever; t += 37) {
+            s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
+            most_components = std::max(most_components, s.components());
+        }
+        reference_in_order(cap, usage, fs, header);
+        for (int f = 0; f < nf; ++f) {
+            ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
+            EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
+        }
+        promotions += s.promotions();
+        demotions += s.demotions();
+    }
+    EXPECT_GT(promotions, 100u);
+    EXPECT_GT(demotions, 10u);
+    EXPECT_GT(most_components, 3u);
+}
+
+// ---- in order with header usage (a NeuronLink direction: one chip's write data, the other's acks)
+
+// Two chips write to each other: X (older) sends its data on a (weight 1 + h: data and header) and
+// its acknowledgements come back on b (h); Y the other way. Oldest first alone, X fills a and Y's
+// acknowledgements get nothing there: Y waits for X (the transfers run one after the other). With
+// the acknowledgements marked as headers, each is first given its weighted fair share of the other's
+// direction: both move at C / (1 + 2h), as a wire that books bursts in arrival order lets them.
+TEST(FlowSolverInOrder, HeaderUsageIsNotStarvedByAnOlderFlowThatFillsTheResource) {
+    const double cap = 10, h = 64.0 / 2048, bytes = 1000;
+    for (bool headers : {false, true}) {
+        FlowSolver s(Sharing::InOrder);
+        uint32_t a = s.add_resource(cap), b = s.add_resource(cap);
+        uint32_t x = s.add_class({{a, 1 + h}, {b, h}}), y = s.add_class({{b, 1 + h}, {a, h}});
+        if (headers) {
+            s.set_header_usage(x, b);
+            s.set_header_usage(y, a);
+        }
+        s.add_flow(x, bytes, 0, 1);
+        s.add_flow(y, bytes, 0, 2);
+        s.advance(0, [](uint64_t, double) {});
+        auto done = run(s);
+        if (!headers) {  // the starvation the header usage removes
+            EXPECT_DOUBLE_EQ(done[1], bytes * (1 + h) / cap);
+            EXPECT_DOUBLE_EQ(done[2], 2 * bytes * (1 + h) / cap);
+            continue;
+        }
+        EXPECT_NEAR(done[1], bytes * (1 + 2 * h) / cap, 1e-9);
+        EXPECT_NEAR(done[2], bytes * (1 + 2 * h) / cap, 1e-9);
+    }
+}
+
+// What a header reservation leaves unused (its class limited elsewhere) goes back to the older
+// heads: Y is capped at 1 B/ns by its own resource, so X gets all of a but Y's h x 1.
+TEST(FlowSolverInOrder, AnUnusedHeaderReservationGoesBackToOlderHeads) {
+    const double cap = 10, h = 0.25;
+    FlowSolver s(Sharing::InOrder);
+    uint32_t a = s.add_resource(cap), slow = s.add_resource(1);
+    uint32_t x = s.add_class({{a, 1}}), y = s.add_class({{slow, 1}, {a, h}});
+    s.set_header_usage(y, a);
+    s.add_flow(x, 1e6, 0, 1);
+    s.add_flow(y, 1e6, 0, 2);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_NEAR(s.class_rate(y), 1, 1e-12);
+    EXPECT_NEAR(s.class_rate(x), cap - h, 1e-12);
+    EXPECT_THROW(s.set_header_usage(x, slow), std::invalid_argument);  // a resource x does not cross
+}
+
+// Random instances with header usage: no resource is over capacity; no head could move faster
+// (each crosses a full resource: what reservations left unused went back); and the rates equal a
+// direct allocation over class heads: each header usage reserved capacity x weight / the weights
+// of the heads crossing its resource; heads oldest first, each taking the minimum over its
+// resources of what is left (its own reservations counted in); then the same pass again over what
+// is left.
+TEST(FlowSolverInOrder, HeaderSharesOnRandomInstances) {
+    nctlm::test::XorShift64 rng{31};
+    for (int trial = 0; trial < 400; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int nr = 2 + int(rng() % 5), nc = 1 + int(rng() % 8);
+        const std::vector<double> cap = add_random_resources(s, nr, rng);
+        std::vector<std::vector<Usage>> usage(nc);
+        std::vector<std::vector<bool>> header(nc);
+        for (int c = 0; c < nc; ++c) {
+            for (int r = 0; r < nr; ++r)
+                if (rng() % 2 == 0 || (r == nr - 1 && usage[c].empty())) {
+                    const bool hdr = rng() % 3 == 0;
+                    usage[c].push_back({uint32_t(r), hdr ? 0.01 + double(rng() % 30) / 100 : 1 + double(rng() % 50) / 50});
+                    header[c].push_back(hdr);
+                }
+            const uint32_t cls = s.add_class(usage[c]);
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                if (header[c][k])
+                    s.set_header_usage(cls, usage[c][k].resource);
+        }
+        std::vector<int> heads;  // classes by their oldest flow
+        for (int f = 0; f < 12; ++f) {
+            const int c = int(rng() % nc);
+            if (std::find(heads.begin(), heads.end(), c) == heads.end())
+                heads.push_back(c);
+            s.add_flow(uint32_t(c), 1e9, 0, uint64_t(f));
+        }
+        s.advance(0, [](uint64_t, double) {});
+        // The reference.
+        std::vector<double> rem(cap), demand(nr, 0), rate(nc, 0);
+        std::vector<std::vector<double>> held(nc);
+        for (int c : heads)
+            for (const Usage& u : usage[c])
+                demand[u.resource] += u.weight;
+        for (int c : heads)
+            for (size_t k = 0; k < usage[c].size(); ++k) {
+                held[c].push_back(header[c][k] ? cap[usage[c][k].resource] * usage[c][k].weight / demand[usage[c][k].resource] : 0);
+                rem[usage[c][k].resource] -= held[c][k];
+            }
+        for (int pass = 0; pass < 2; ++pass)
+            for (int c : heads) {
+                double x = kNever;
+                for (size_t k = 0; k < usage[c].size(); ++k) {
+                    rem[usage[c][k].resource] += held[c][k];
+                    held[c][k] = 0;
+                    x = std::min(x, std::max(0.0, rem[usage[c][k].resource]) / usage[c][k].weight);
+                }
+                rate[c] += x;
+                for (const Usage& u : usage[c])
+                    rem[u.resource] -= u.weight * x;
+            }
+        std::vector<double> used(nr, 0);
+        for (int c = 0; c < nc; ++c) {
+            EXPECT_NEAR(s.class_rate(uint32_t(c)), rate[c], 1e-9 * (1 + rate[c])) << "trial " << trial << " class " << c;
+            for (const Usage& u : usage[c])
+                used[u.resource] += u.weight * s.class_rate(uint32_t(c));
+        }
+        for (int r = 0; r < nr; ++r)
+            EXPECT_LE(used[r], cap[r] * (1 + 1e-9)) << "trial " << trial << " resource " << r;
+        for (int c : heads) {
+            bool limited = false;
+            for (const Usage& u : usage[c])
+                limited = limited || used[u.resource] >= cap[u.resource] * (1 - 1e-9);
+            EXPECT_TRUE(limited) << "trial " << trial << " class " << c << ": could move faster";
+        }
+    }
 }
