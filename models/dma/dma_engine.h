@@ -21,7 +21,6 @@
 #include <tlm>
 #include <tlm_utils/peq_with_get.h>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <map>
 #include <vector>
 
 namespace nctlm {
@@ -118,10 +117,14 @@ private:
     double completion_ns_;
     size_t outstanding_ = 0;
     uint64_t next_id_ = 0;
-    // Posted and not done, by id (post order), for deadlock reports: a map, since a vector's
-    // find-and-erase per completion made a million-descriptor window quadratic (issue 23).
-    std::map<uint64_t, DmaDescriptor*> live_;
+    // Posted and not done, in post order (by id), for deadlock reports: a list threaded through the
+    // descriptors (DmaDescriptor::live_prev/next), O(1) in and out with no allocation (a vector's
+    // find-and-erase made a million-descriptor window quadratic, issue 23; a map cost a node each).
+    DmaDescriptor *live_head_ = nullptr, *live_tail_ = nullptr;
+    void link_live(DmaDescriptor& d);
+    void unlink_live(DmaDescriptor& d);
     Counter &bytes_read_, &bytes_written_, &descriptors_;
+    const bool tracing_;  // trace().enabled() when built (as channel_tracks_ are)
     std::vector<Histogram*> queue_latency_;  // post -> done per queue
     std::vector<int> channel_tracks_;
     int data_track_ = -1;                 // bursts streaming into / out of the tile
@@ -157,6 +160,7 @@ private:
     // Flow path (dma_engine_flow.cpp): the LT channel and queue-slot times, no scheduler.
     void flow_take(double now);
     DescriptorFlows* flows_ = nullptr;
+    double descriptor_ns_ = 0;  // ns(descriptor_time_)
 };
 
 } // namespace nctlm

@@ -47,6 +47,7 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
             pipe_.push_back(solver_.add_resource(dma_rate));  // tile links come first, in tile order
     }
     last_end_.assign(pipe_.size(), ~uint64_t(0));
+    last_shape_.resize(pipe_.size());
     if (refresh_outage_) {  // every PC refreshes at k x tREFI for tRFC (PcScheduler's schedule)
         DramTiming t = DramTiming::from(hbm);
         solver_.add_outage(all_pcs, t.refi, t.refi, t.rfc);
@@ -144,15 +145,19 @@ uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, uint
 
 const FlowNetwork::Shape& FlowNetwork::shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
     key_.clear();
-    const uint64_t what = uint64_t(tile) << 2 | uint64_t(d.write) << 1 | uint64_t(sequential);
-    key_.append(reinterpret_cast<const char*>(&what), sizeof what);
+    key_.push_back(uint64_t(tile) << 2 | uint64_t(d.write) << 1 | uint64_t(sequential));
     if (!split_.key(d.address, d.bytes, key_)) {  // unmapped: refused once, never cached
         shapes_.push_back(make_shape(tile, d, sequential));
         return shapes_.back();
     }
+    LastShape& last = last_shape_[tile];
+    if (last.index != ~size_t(0) && last.key == key_)
+        return shapes_[last.index];
     auto [it, fresh] = shape_index_.try_emplace(key_, shapes_.size());
     if (fresh)
         shapes_.push_back(make_shape(tile, d, sequential));
+    last.key = key_;
+    last.index = it->second;
     return shapes_[it->second];
 }
 
@@ -181,7 +186,8 @@ double FlowNetwork::start(DmaEngine& engine, DmaDescriptor& d, double start_ns) 
         for (const Part& p : s.parts)
             solver_.add_flow(p.cls, double(p.bytes), start_ns + p.latency, slot);
     }
-    schedule();
+    if (!running_)
+        schedule();
     return s.issue;
 }
 
@@ -193,6 +199,7 @@ void FlowNetwork::schedule() {
 
 void FlowNetwork::run() {
     wakes_.add(1);
+    running_ = true;
     const double now = now_ns();
     finished_.clear();
     solver_.advance(now + kGrid, [this](uint64_t slot, double) { finished_.push_back(slot); });
@@ -218,6 +225,7 @@ void FlowNetwork::run() {
         }
         f.engine->flow_done(d, read, written);
     }
+    running_ = false;
     schedule();
 }
 

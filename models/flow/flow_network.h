@@ -92,8 +92,14 @@ private:
     double hop_ns_, completion_ns_;
     bool refresh_outage_;                     // all-bank refresh as the solver's outage
     uint32_t refused_class_ = 0;
-    std::unordered_map<std::string, size_t> shape_index_;
-    std::string key_;  // scratch
+    std::unordered_map<flow::SplitKey, size_t, flow::SplitKeyHash> shape_index_;
+    flow::SplitKey key_;  // scratch
+    // Per tile: the key and shape of its last descriptor (a stream's next one is mostly alike: no hash).
+    struct LastShape {
+        flow::SplitKey key;
+        size_t index = ~size_t(0);
+    };
+    std::vector<LastShape> last_shape_;
     std::deque<Shape> shapes_;  // stable addresses: flows in flight point at theirs
     std::unordered_map<std::string, uint32_t> class_index_;  // usage vector -> class
     std::vector<InFlight> in_flight_;
@@ -101,6 +107,7 @@ private:
     std::vector<uint64_t> last_end_;  // per tile: where its last descriptor ended (sequential?)
     std::vector<uint64_t> finished_;
     sc_core::sc_event wake_;
+    bool running_ = false;  // in run(): descriptors started from its completions schedule once, at its end
     Counter &descriptors_, &wakes_, &noc_bursts_;
 };
 
