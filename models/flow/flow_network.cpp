@@ -61,6 +61,7 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
     for (uint32_t r : all_pcs)
         solver_.set_sharing_fraction(r, shared);
     refused_class_ = solver_.add_class({}, 1);  // descriptors refused at once move nothing
+    collect_ = [this](uint64_t slot, double) { finished_.push_back(slot); };
     SC_METHOD(run);
     sensitive << wake_;
     dont_initialize();
@@ -202,7 +203,7 @@ void FlowNetwork::run() {
     running_ = true;
     const double now = now_ns();
     finished_.clear();
-    solver_.advance(now + kGrid, [this](uint64_t slot, double) { finished_.push_back(slot); });
+    solver_.advance(now + kGrid, collect_);
     for (uint64_t slot : finished_) {
         if (--in_flight_[slot].parts_left > 0)
             continue;  // its other stacks are not done yet

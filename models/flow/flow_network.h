@@ -25,6 +25,7 @@
 #include "models/noc/topology.h"
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <string>
 #include <systemc>
@@ -106,6 +107,7 @@ private:
     std::vector<uint64_t> free_slots_;
     std::vector<uint64_t> last_end_;  // per tile: where its last descriptor ended (sequential?)
     std::vector<uint64_t> finished_;
+    std::function<void(uint64_t, double)> collect_;  // into finished_ (built once, not per wake)
     sc_core::sc_event wake_;
     bool running_ = false;  // in run(): descriptors started from its completions schedule once, at its end
     Counter &descriptors_, &wakes_, &noc_bursts_;
