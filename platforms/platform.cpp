@@ -2,7 +2,6 @@
 
 #include "models/checker/bind.h"
 #include "platforms/flow_tables.h"
-#include "platforms/flow_tables.h"
 
 #include <fmt/format.h>
 
@@ -23,15 +22,25 @@ Platform::Platform(sc_core::sc_module_name name, const PlatformConfig& cfg)
 void Platform::enable_flow() {
     FlowTableFound found = flow_table_for(config.hbm);
     flow_table_origin_ = found.origin;
-    std::vector<HbmController*> controllers;
-    for (auto& h : hbm)
-        controllers.push_back(h.get());
+    std::vector<FlowNetwork::ChipParts> parts;
+    for (Chip* chip : chips_) {
+        FlowNetwork::ChipParts p{{}, chip->noc.name()};
+        for (auto& h : chip->hbm)
+            p.controllers.push_back(h.get());
+        parts.push_back(std::move(p));
+    }
     flow_ = std::make_unique<FlowNetwork>("flow", config.dma, config.noc, config.hbm, address_map, noc.topology(),
-                                          controllers, noc.name(), std::move(found.table),
+                                          std::move(parts), chip_topology(), config.link, std::move(found.table),
                                           config.sim.flow_sharing == FlowSharing::Fair ? flow::Sharing::Fair
                                                                                        : flow::Sharing::InOrder);
-    for (size_t t = 0; t < tiles.size(); ++t)
-        tiles[t].dma.set_flow(*flow_);
+    for (Chip* chip : chips_)
+        for (size_t t = 0; t < chip->tiles.size(); ++t)
+            flow_->attach(chip->tiles[t].dma, chip->index);
+    for (uint32_t c = 0; topology_ && c < topology_->chips(); ++c)
+        for (uint32_t p = 0; p < topology_->ports(); ++p) {
+            auto [l, end_a] = cable(c, p);
+            l->count_flow_bytes(end_a ? 0 : 1, [f = flow_.get(), c, p] { return f->neuron_link_bytes(c, p); });
+        }
 }
 
 std::vector<Chip*> Platform::build_chips() {

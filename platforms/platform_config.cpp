@@ -82,11 +82,6 @@ PlatformConfig PlatformConfig::load(const ConfigTree& tree) {
                  std::to_string(c.platform.chips) + "): the torus has chips / torus_width rows");
     if (c.dma.queue_channels > c.dma.channels)
         fail("dma", "queue_channels", "dma.queue_channels cannot exceed dma.channels");
-    if (c.sim.timing == TimingMode::Flow && c.platform.chips > 1)  // docs/performance.md, "What flow refuses"
-        fail("sim", "timing",
-             "sim.timing: flow models one chip's DMA, NoC and HBM as flows and has no NeuronLink resources; "
-             "platform.chips is " + std::to_string(c.platform.chips) +
-                 ": run multi-chip platforms with --timing at or lt");
     if (c.sim.timing == TimingMode::Flow && c.noc.port_buffer <= kFlowMinPortBuffer)
         fail("noc", "port_buffer",
              "sim.timing: flow does not model the NoC's credits; with noc.port_buffer " +

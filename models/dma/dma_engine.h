@@ -56,8 +56,10 @@ public:
     // Flow mode (sim.timing: flow, dma_engine_flow.cpp): call during elaboration. Descriptors are
     // taken onto channels and queue slots as under LT (each free again at a time) and handed to
     // `flows` whole; it calls flow_done(d) at the time the descriptor is complete.
-    void set_flow(DescriptorFlows& flows);
+    // `flow_tile`: the engine's index among every chip's tiles, the flow model's (read per descriptor).
+    void set_flow(DescriptorFlows& flows, uint32_t flow_tile);
     bool flow_mode() const { return flows_ != nullptr; }
+    uint32_t flow_tile() const { return flow_tile_; }
     void flow_done(DmaDescriptor& d, uint64_t read_bytes, uint64_t written_bytes);
 
 private:
@@ -161,6 +163,7 @@ private:
     void flow_take(double now);
     DescriptorFlows* flows_ = nullptr;
     double descriptor_ns_ = 0;  // ns(descriptor_time_)
+    uint32_t flow_tile_ = 0;
 };
 
 } // namespace nctlm

@@ -11,8 +11,9 @@
 
 namespace nctlm {
 
-void DmaEngine::set_flow(DescriptorFlows& flows) {
+void DmaEngine::set_flow(DescriptorFlows& flows, uint32_t flow_tile) {
     flows_ = &flows;
+    flow_tile_ = flow_tile;
     lt_channel_free_.assign(cfg_.channels, 0);
     lt_channel_busy_.assign(cfg_.channels, false);
     lt_queue_free_.assign(cfg_.queues, std::vector<double>(cfg_.queue_channels, 0));

@@ -87,6 +87,21 @@ uint32_t FlowSolver::add_class(std::vector<Usage> usage, double rate_bound) {
     return uint32_t(classes_.size() - 1);
 }
 
+void FlowSolver::set_header_usage(uint32_t cls, uint32_t resource) {
+    if (cls >= classes_.size() || classes_[cls].active_index != ~size_t(0))
+        throw std::invalid_argument("flow class: unknown or moving");
+    Class& c = classes_[cls];
+    for (uint32_t k = 0; k < c.usage.size(); ++k)
+        if (c.usage[k].resource == resource) {
+            if (std::find(c.headers.begin(), c.headers.end(), k) == c.headers.end()) {
+                c.headers.push_back(k);
+                c.held.push_back(0);
+            }
+            return;
+        }
+    throw std::invalid_argument("flow class: header usage of a resource it does not cross");
+}
+
 void FlowSolver::add_outage(std::vector<uint32_t> resources, double first, double period, double length) {
     if (!(period > 0) || !(length >= 0) || length >= period)
         throw std::invalid_argument("flow outage: needs 0 <= length < period");
@@ -126,6 +141,8 @@ void FlowSolver::activate(uint32_t cls) {
     c.active_index = active_.size();
     active_.push_back(cls);
     active_head_.push_back(sharing_ == Sharing::InOrder ? c.queue.front().order : 0);
+    if (sharing_ == Sharing::InOrder && !c.headers.empty())
+        ++header_classes_;
     count_crossing(c, +1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage)
@@ -142,6 +159,8 @@ void FlowSolver::deactivate(uint32_t cls) {
     active_head_.pop_back();
     c.active_index = ~size_t(0);
     c.rate = 0;
+    if (sharing_ == Sharing::InOrder && !c.headers.empty())
+        --header_classes_;
     count_crossing(c, -1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage) {
@@ -185,6 +204,10 @@ void FlowSolver::settle(Class& c) {
 
 void FlowSolver::allocate(Class& c) {
     settle(c);
+    for (size_t h = 0; h < c.headers.size(); ++h) {  // its reservations are its own to take
+        resources_[c.usage[c.headers[h]].resource].remaining += c.held[h];
+        c.held[h] = 0;
+    }
     // The resource that limited it last is full again more often than not (the older heads crossing
     // it fill it): then it gets nothing, as the scan below would find, without the scan.
     if (!c.usage.empty() && !(resources_[c.usage[c.bottleneck].resource].remaining > 0)) {
@@ -208,6 +231,11 @@ void FlowSolver::allocate(Class& c) {
     }
     c.rate = rate;
     next_finish_ = std::min(next_finish_, now_ + std::max(0.0, c.left) / rate);
+    take(c, rate);
+}
+
+// Its usage at `rate` more off what its resources have left.
+void FlowSolver::take(Class& c, double rate) {
     for (const Usage& u : c.usage) {
         Resource& r = resources_[u.resource];
         r.remaining -= u.weight * rate;
@@ -234,10 +262,65 @@ void FlowSolver::solve_in_order() {
         active_[j] = x;
         active_head_[j] = key;
     }
+    if (header_classes_ > 0)
+        reserve_headers();
     for (size_t k = 0; k < active_.size(); ++k) {
         Class& c = classes_[active_[k]];
         c.active_index = k;
         allocate(c);
+    }
+    if (header_classes_ > 0)
+        top_up();
+}
+
+// Each moving class's header usage of a resource: capacity x its weight / the weights of every
+// moving head crossing the resource (what weighted max-min would give it there if the resource
+// limited every head crossing it), taken off the resource before the oldest-first pass.
+void FlowSolver::reserve_headers() {
+    std::vector<uint32_t> touched;
+    for (uint32_t i : active_)
+        for (uint32_t k : classes_[i].headers) {
+            const uint32_t id = classes_[i].usage[k].resource;
+            if (!resources_[id].touched) {
+                resources_[id].touched = true;
+                resources_[id].demand = 0;
+                touched.push_back(id);
+            }
+        }
+    for (uint32_t i : active_)
+        for (const Usage& u : classes_[i].usage)
+            if (resources_[u.resource].touched)
+                resources_[u.resource].demand += u.weight;
+    for (uint32_t i : active_) {
+        Class& c = classes_[i];
+        for (size_t h = 0; h < c.headers.size(); ++h) {
+            const Usage& u = c.usage[c.headers[h]];
+            Resource& r = resources_[u.resource];
+            c.held[h] = r.capacity * u.weight / r.demand;
+            r.remaining = std::max(0.0, r.remaining - c.held[h]);
+        }
+    }
+    for (uint32_t id : touched)
+        resources_[id].touched = false;
+}
+
+// After the oldest-first pass: what a header reservation left unused (its class limited elsewhere)
+// goes to the heads, oldest first, each taking the minimum over its resources of what is left (a
+// second in-order pass; without reservations it would give nothing).
+void FlowSolver::top_up() {
+    for (uint32_t i : active_) {
+        Class& c = classes_[i];
+        double extra = c.bound - c.rate;
+        for (const Usage& u : c.usage) {
+            extra = std::min(extra, resources_[u.resource].remaining / u.weight);
+            if (!(extra > 0))
+                break;
+        }
+        if (!(extra > kShareTolerance * c.rate + 1e-15))
+            continue;
+        c.rate += extra;
+        next_finish_ = std::min(next_finish_, now_ + std::max(0.0, c.left) / c.rate);
+        take(c, extra);
     }
 }
 
@@ -383,6 +466,10 @@ void FlowSolver::join(const Join& j) {
     activate(j.cls);
     if (dirty_)
         return;
+    if (header_classes_ > 0) {  // header shares follow the heads crossing their resources: solve again
+        dirty_ = true;
+        return;
+    }
     // The youngest moving flow takes what the others leave: no older flow changes.
     allocate(c);
 }

@@ -23,6 +23,11 @@
 //             latency (measured: 33 % of bandwidth on trn2 DMA traffic, docs/performance.md).
 //             Within a class only the oldest flow can move (the resource that limits it limits
 //             every flow of the class), so a class is a FIFO and a solve visits class heads only.
+//             Header usage (set_header_usage) is the exception: a class that crosses a resource
+//             with headers only (read requests, write acknowledgements on a NeuronLink direction
+//             whose data another flow fills) is first given its weighted fair share there, because
+//             a wire that books bursts in arrival order (LinkTiming) delays a header by about a
+//             burst; what it leaves unused goes back to the heads, oldest first.
 //
 // A flow joins at a time given when it is added (its latency phase before that moves nothing).
 #pragma once
@@ -56,6 +61,10 @@ public:
     void set_class_group(uint32_t cls, uint32_t group);
     // A class: the usage vector of its flows, and a bound on each flow's rate (kNever: none).
     uint32_t add_class(std::vector<Usage> usage, double rate_bound = kNever);
+    // In order: the class's usage of `resource` (one of its usage vector's) is headers only; before
+    // the oldest-first pass it is reserved the class's weighted fair share of the resource (capacity
+    // x its weight / the weights of every moving head crossing it). Fair sharing: no effect.
+    void set_header_usage(uint32_t cls, uint32_t resource);
     // The resources are unavailable (capacity 0) during [first + k period, first + k period + length),
     // k = 0, 1, ... (an all-bank refresh blocks every pseudo-channel of a stack).
     void add_outage(std::vector<uint32_t> resources, double first, double period, double length);
@@ -99,6 +108,8 @@ private:
         size_t active_index = ~size_t(0);
         uint32_t group = ~0u;  // ~0: a group of its own
         uint32_t bottleneck = 0;  // in_order: the usage entry that limited it last (looked at first)
+        std::vector<uint32_t> headers;  // in_order: usage entries that are headers only
+        std::vector<double> held;       // in_order: what solve_in_order() reserved on each of them
         // fair
         uint32_t flows = 0;
         double v = 0;
@@ -145,6 +156,9 @@ private:
     void solve_fair();
     void solve_in_order();
     void allocate(Class& c);  // in_order: what older flows left of its resources
+    void reserve_headers();   // in_order: header usage's weighted fair shares, before allocate()
+    void top_up();            // in_order: what reservations left unused, to the heads oldest first
+    void take(Class& c, double rate);  // in_order: its usage at `rate` more off its resources' remaining
     void settle(Class& c);    // in_order: its head's bytes moved up to now
     bool due(const Class& c) const;  // its first flow is done
     double class_finish(const Class& c) const;
@@ -161,6 +175,7 @@ private:
     uint64_t order_ = 0, solves_ = 0, events_ = 0;
     bool dirty_ = false;
     double next_finish_ = kNever;  // in_order: the earliest finish since the last solve
+    uint32_t header_classes_ = 0;  // in_order: moving classes with header usage
 };
 
 } // namespace nctlm::flow

@@ -11,8 +11,8 @@ namespace nctlm {
 
 NeuronLink::NeuronLink(sc_core::sc_module_name name, const LinkConfig& cfg, uint32_t virtual_channels)
     : sc_module(name), from_a("from_a"), from_b("from_b"), to_a("to_a"), to_b("to_b"), cfg_(cfg),
-      dirs_{Direction{LinkTiming(cfg, virtual_channels), std::vector<Channel>(virtual_channels), -1, "a_to_b"},
-            Direction{LinkTiming(cfg, virtual_channels), std::vector<Channel>(virtual_channels), -1, "b_to_a"}},
+      dirs_{Direction{LinkTiming(cfg, virtual_channels), std::vector<Channel>(virtual_channels), -1, "a_to_b", {}},
+            Direction{LinkTiming(cfg, virtual_channels), std::vector<Channel>(virtual_channels), -1, "b_to_a", {}}},
       arrive_ab_(this, &NeuronLink::arrive_ab), arrive_ba_(this, &NeuronLink::arrive_ba),
       back_ab_(this, &NeuronLink::back_ab), back_ba_(this, &NeuronLink::back_ba) {
     from_a.register_nb_transport_fw(this, &NeuronLink::fw_a);
@@ -184,8 +184,10 @@ void NeuronLink::end_of_simulation() {
             c.lt_held.advance(elapsed);
         }
         std::string base = std::string(name()) + "." + d.name;
-        stats().counter(base + ".bytes", "B").value = d.timing.bytes();
-        stats().counter(base + ".utilization", "").value = elapsed > 0 ? d.timing.busy_ns() / elapsed : 0;
+        const double flow_bytes = d.flow_bytes ? d.flow_bytes() : 0;
+        const double busy = d.timing.busy_ns() + d.timing.serialization(flow_bytes);
+        stats().counter(base + ".bytes", "B").value = d.timing.bytes() + flow_bytes;
+        stats().counter(base + ".utilization", "").value = elapsed > 0 ? busy / elapsed : 0;
     }
 }
 

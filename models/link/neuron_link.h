@@ -23,6 +23,7 @@
 
 #include <array>
 #include <deque>
+#include <functional>
 #include <systemc>
 #include <tlm>
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
@@ -42,6 +43,9 @@ public:
     void enable_loosely_timed();
     // Direction 0: a to b; 1: b to a.
     const LinkTiming& timing(int direction) const { return dirs_[size_t(direction)].timing; }
+    // sim.timing: flow: the bytes the flow model moved over a direction (its counters read it at the
+    // end; busy time is those bytes at link.bandwidth).
+    void count_flow_bytes(int direction, std::function<double()> bytes) { dirs_[size_t(direction)].flow_bytes = std::move(bytes); }
 
 private:
     struct Waiting {
@@ -64,6 +68,7 @@ private:
         std::vector<Channel> channels;
         int track = -1;
         std::string name;  // "a_to_b"
+        std::function<double()> flow_bytes;
     };
 
     tlm::tlm_sync_enum fw(int dir, int vc, tlm::tlm_generic_payload& p, tlm::tlm_phase& phase, sc_core::sc_time& delay);

@@ -496,3 +496,124 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
         }
     }
 }
+
+// ---- in order with header usage (a NeuronLink direction: one chip's write data, the other's acks)
+
+// Two chips write to each other: X (older) sends its data on a (weight 1 + h: data and header) and
+// its acknowledgements come back on b (h); Y the other way. Oldest first alone, X fills a and Y's
+// acknowledgements get nothing there: Y waits for X (the transfers run one after the other). With
+// the acknowledgements marked as headers, each is first given its weighted fair share of the other's
+// direction: both move at C / (1 + 2h), as a wire that books bursts in arrival order lets them.
+TEST(FlowSolverInOrder, HeaderUsageIsNotStarvedByAnOlderFlowThatFillsTheResource) {
+    const double cap = 10, h = 64.0 / 2048, bytes = 1000;
+    for (bool headers : {false, true}) {
+        FlowSolver s(Sharing::InOrder);
+        uint32_t a = s.add_resource(cap), b = s.add_resource(cap);
+        uint32_t x = s.add_class({{a, 1 + h}, {b, h}}), y = s.add_class({{b, 1 + h}, {a, h}});
+        if (headers) {
+            s.set_header_usage(x, b);
+            s.set_header_usage(y, a);
+        }
+        s.add_flow(x, bytes, 0, 1);
+        s.add_flow(y, bytes, 0, 2);
+        s.advance(0, [](uint64_t, double) {});
+        auto done = run(s);
+        if (!headers) {  // the starvation the header usage removes
+            EXPECT_DOUBLE_EQ(done[1], bytes * (1 + h) / cap);
+            EXPECT_DOUBLE_EQ(done[2], 2 * bytes * (1 + h) / cap);
+            continue;
+        }
+        EXPECT_NEAR(done[1], bytes * (1 + 2 * h) / cap, 1e-9);
+        EXPECT_NEAR(done[2], bytes * (1 + 2 * h) / cap, 1e-9);
+    }
+}
+
+// What a header reservation leaves unused (its class limited elsewhere) goes back to the older
+// heads: Y is capped at 1 B/ns by its own resource, so X gets all of a but Y's h x 1.
+TEST(FlowSolverInOrder, AnUnusedHeaderReservationGoesBackToOlderHeads) {
+    const double cap = 10, h = 0.25;
+    FlowSolver s(Sharing::InOrder);
+    uint32_t a = s.add_resource(cap), slow = s.add_resource(1);
+    uint32_t x = s.add_class({{a, 1}}), y = s.add_class({{slow, 1}, {a, h}});
+    s.set_header_usage(y, a);
+    s.add_flow(x, 1e6, 0, 1);
+    s.add_flow(y, 1e6, 0, 2);
+    s.advance(0, [](uint64_t, double) {});
+    EXPECT_NEAR(s.class_rate(y), 1, 1e-12);
+    EXPECT_NEAR(s.class_rate(x), cap - h, 1e-12);
+    EXPECT_THROW(s.set_header_usage(x, slow), std::invalid_argument);  // a resource x does not cross
+}
+
+// Random instances with header usage: no resource is over capacity; no head could move faster
+// (each crosses a full resource: what reservations left unused went back); and the rates equal a
+// direct allocation over class heads: each header usage reserved capacity x weight / the weights
+// of the heads crossing its resource; heads oldest first, each taking the minimum over its
+// resources of what is left (its own reservations counted in); then the same pass again over what
+// is left.
+TEST(FlowSolverInOrder, HeaderSharesOnRandomInstances) {
+    nctlm::test::XorShift64 rng{31};
+    for (int trial = 0; trial < 400; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const int nr = 2 + int(rng() % 5), nc = 1 + int(rng() % 8);
+        const std::vector<double> cap = add_random_resources(s, nr, rng);
+        std::vector<std::vector<Usage>> usage(nc);
+        std::vector<std::vector<bool>> header(nc);
+        for (int c = 0; c < nc; ++c) {
+            for (int r = 0; r < nr; ++r)
+                if (rng() % 2 == 0 || (r == nr - 1 && usage[c].empty())) {
+                    const bool hdr = rng() % 3 == 0;
+                    usage[c].push_back({uint32_t(r), hdr ? 0.01 + double(rng() % 30) / 100 : 1 + double(rng() % 50) / 50});
+                    header[c].push_back(hdr);
+                }
+            const uint32_t cls = s.add_class(usage[c]);
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                if (header[c][k])
+                    s.set_header_usage(cls, usage[c][k].resource);
+        }
+        std::vector<int> heads;  // classes by their oldest flow
+        for (int f = 0; f < 12; ++f) {
+            const int c = int(rng() % nc);
+            if (std::find(heads.begin(), heads.end(), c) == heads.end())
+                heads.push_back(c);
+            s.add_flow(uint32_t(c), 1e9, 0, uint64_t(f));
+        }
+        s.advance(0, [](uint64_t, double) {});
+        // The reference.
+        std::vector<double> rem(cap), demand(nr, 0), rate(nc, 0);
+        std::vector<std::vector<double>> held(nc);
+        for (int c : heads)
+            for (const Usage& u : usage[c])
+                demand[u.resource] += u.weight;
+        for (int c : heads)
+            for (size_t k = 0; k < usage[c].size(); ++k) {
+                held[c].push_back(header[c][k] ? cap[usage[c][k].resource] * usage[c][k].weight / demand[usage[c][k].resource] : 0);
+                rem[usage[c][k].resource] -= held[c][k];
+            }
+        for (int pass = 0; pass < 2; ++pass)
+            for (int c : heads) {
+                double x = kNever;
+                for (size_t k = 0; k < usage[c].size(); ++k) {
+                    rem[usage[c][k].resource] += held[c][k];
+                    held[c][k] = 0;
+                    x = std::min(x, std::max(0.0, rem[usage[c][k].resource]) / usage[c][k].weight);
+                }
+                rate[c] += x;
+                for (const Usage& u : usage[c])
+                    rem[u.resource] -= u.weight * x;
+            }
+        std::vector<double> used(nr, 0);
+        for (int c = 0; c < nc; ++c) {
+            EXPECT_NEAR(s.class_rate(uint32_t(c)), rate[c], 1e-9 * (1 + rate[c])) << "trial " << trial << " class " << c;
+            for (const Usage& u : usage[c])
+                used[u.resource] += u.weight * s.class_rate(uint32_t(c));
+        }
+        for (int r = 0; r < nr; ++r)
+            EXPECT_LE(used[r], cap[r] * (1 + 1e-9)) << "trial " << trial << " resource " << r;
+        for (int c : heads) {
+            bool limited = false;
+            for (const Usage& u : usage[c])
+                limited = limited || used[u.resource] >= cap[u.resource] * (1 - 1e-9);
+            EXPECT_TRUE(limited) << "trial " << trial << " class " << c << ": could move faster";
+        }
+    }
+}
