@@ -2,6 +2,7 @@
 
 #include "models/common/config.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -436,6 +437,7 @@ Expr Expr::constant(int64_t v) {
     Expr e;
     e.code_ = {{Code::Const, v}};
     e.text_ = std::to_string(v);
+    e.index_slots();
     return e;
 }
 
@@ -457,6 +459,7 @@ Expr Expr::compile(const std::string& text, const Symbols& symbols, bool real) {
             throw KernelError(fmt::format("expression '{}': {}", text, err.what()));
         }
     }
+    e.index_slots();
     return e;
 }
 
@@ -474,11 +477,45 @@ double Expr::eval_real(const int64_t* vars) const {
     }
 }
 
+void Expr::index_slots() {
+    memo_slots_ = real_ ? -1 : 0;
+    for (const Step& s : code_) {
+        if (s.code != Code::Var || memo_slots_ < 0)
+            continue;
+        int slot = int(s.value);
+        if (std::find(memo_slot_, memo_slot_ + memo_slots_, slot) != memo_slot_ + memo_slots_)
+            continue;
+        if (memo_slots_ == 2)
+            memo_slots_ = -1;
+        else
+            memo_slot_[memo_slots_++] = slot;
+    }
+    if (memo_slots_ == 1)
+        memo_slot_[1] = memo_slot_[0];
+    if (memo_slots_ <= 0)
+        memo_slots_ = -1;  // no variable: a constant, or code that throws whenever it runs
+    memo_ = memo_slots_ > 0 ? std::make_shared<Memo>() : nullptr;
+}
+
+std::vector<std::pair<int, int64_t>> Expr::code_key() const {
+    std::vector<std::pair<int, int64_t>> key;
+    for (const Step& s : code_)
+        key.push_back({int(s.code), s.value});
+    return key;
+}
+
 int64_t Expr::run_code(const int64_t* vars) const {
     if (code_.empty())
         return 0;
     try {
-        return run(code_, vars);
+        int64_t v = run(code_, vars);  // a throw leaves the memo as it was: the next call throws too
+        if (memo_slots_ > 0) {
+            memo_->key[0] = vars[memo_slot_[0]];
+            memo_->key[1] = vars[memo_slot_[1]];
+            memo_->value = v;
+            memo_->valid = true;
+        }
+        return v;
     } catch (const KernelError& err) {
         throw KernelError(fmt::format("expression '{}': {}", text_, err.what()));
     }
@@ -545,6 +582,7 @@ Expr Expr::fold(const int64_t* vars, int known_slots) const {
         e.code_ = std::move(stack.back().code);
         e.constant_ = stack.back().known;
     }
+    e.index_slots();
     return e;
 }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -41,6 +42,8 @@ public:
     static Expr parse(const std::string& text, const Symbols& symbols);
     static Expr parse_real(const std::string& text, const Symbols& symbols);
     int64_t eval(const int64_t* vars) const;  // throws KernelError (overflow, division by zero); inline below
+    // The value without running code (a lone variable or constant, or the memo's): false if it needs eval().
+    bool quick(const int64_t* vars, int64_t& value) const;
     double eval_real(const int64_t* vars) const;  // a real expression's value; throws KernelError (not finite)
     bool is_constant() const { return constant_; }
     bool is_real() const { return real_; }
@@ -52,6 +55,13 @@ public:
     // variables that agree on the known slots: a sub-expression whose evaluation throws stays code.
     Expr fold(const int64_t* vars, int known_slots) const;
     size_t steps() const { return code_.size(); }  // postfix steps (tests: folding shortens the code)
+    // Postfix code as (code, value) pairs: equal for expressions that compute the same function.
+    std::vector<std::pair<int, int64_t>> code_key() const;
+    // Evaluations of this expression and `same` (same code_key) remember one last value.
+    void share_memo(const Expr& same) {
+        if (same.code_key() == code_key())
+            memo_ = same.memo_;
+    }
 
     enum class Code : uint8_t {
         Const, Var, Add, Sub, Mul, FloorDiv, Mod, Neg, Min, Max, Eq, Ne, Lt, Le, Gt, Ge, And, Or, Not,
@@ -64,7 +74,20 @@ public:
 
 private:
     int64_t run_code(const int64_t* vars) const;  // eval() past a single step
+    void index_slots();                           // after code_ changes: the memo's key slots
     static Expr compile(const std::string& text, const Symbols& symbols, bool real);
+    // The last value eval() computed, keyed by the variables the expression reads (one or two of
+    // them; more, or none: no memo). A loop step changes few variables, so most operands of an
+    // inner loop's instruction read only outer ones and repeat their last value. Copies, and
+    // expressions of the same code (share_memo), share one memo: the value is the code's.
+    struct Memo {
+        int64_t key[2] = {};
+        int64_t value = 0;
+        bool valid = false;
+    };
+    int memo_slots_ = -1;                          // variables in the key, or -1: not memoised
+    int memo_slot_[2] = {};                        // one variable: both the same slot
+    std::shared_ptr<Memo> memo_;
     std::vector<Step> code_;  // postfix
     std::string text_;
     bool constant_ = true;
@@ -72,10 +95,22 @@ private:
 };
 
 // A lone variable or constant (most operands, and more once folded) without a call.
+inline bool Expr::quick(const int64_t* vars, int64_t& value) const {
+    if (code_.size() == 1) {
+        value = code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
+        return true;
+    }
+    if (memo_slots_ > 0 && memo_->valid && vars[memo_slot_[0]] == memo_->key[0] &&
+        vars[memo_slot_[1]] == memo_->key[1]) {
+        value = memo_->value;
+        return true;
+    }
+    return false;
+}
+
 inline int64_t Expr::eval(const int64_t* vars) const {
-    if (code_.size() == 1)
-        return code_[0].code == Code::Const ? code_[0].value : vars[code_[0].value];
-    return run_code(vars);
+    int64_t value = 0;
+    return quick(vars, value) ? value : run_code(vars);
 }
 
 } // namespace nctlm::kernel

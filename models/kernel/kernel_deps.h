@@ -34,18 +34,28 @@ private:
         bool write;
         uint32_t sem;
         uint64_t ordinal;
+        uint64_t seq;     // when it joined its list (the order waits are found in)
         bool overlaps(const Record& o) const { return p0 < o.p1 && o.p0 < p1 && b0 < o.b1 && o.b0 < b1; }
         bool covers(const Record& o) const { return p0 <= o.p0 && o.p1 <= p1 && b0 <= o.b0 && o.b1 <= b1; }
     };
-    std::vector<Record>& records_of(const ChipAccess& a) { return chip_[copy_base_[size_t(a.buffer)] + a.copy]; }
+    // One buffer copy's or tensor's records, writes and reads apart (a read checks only the
+    // writes), each in the order they joined; together, by `seq`, they are one list in that order.
+    struct List {
+        std::vector<Record> writes, reads;
+        uint64_t next_seq = 0;
+        size_t size() const { return writes.size() + reads.size(); }
+    };
+    List& records_of(const ChipAccess& a) { return chip_[copy_base_[size_t(a.buffer)] + a.copy]; }
     static Record record(const ChipAccess& a, bool write, uint32_t sem, uint64_t ordinal) {
-        return {a.p0, a.p0 + a.np, a.b0, a.b1, write, sem, ordinal};
+        return {a.p0, a.p0 + a.np, a.b0, a.b1, write, sem, ordinal, 0};
     }
     static void need(const Record& r, uint32_t sem, bool in_order, std::vector<SemWait>& waits);
-    static void add(std::vector<Record>& list, const Record& r);
+    static void check(const List& list, const Record& r, uint32_t sem, bool in_order, std::vector<SemWait>& waits);
+    static void add(List& list, Record r);
+    static void merge(List& list);
 
     std::vector<size_t> copy_base_;
-    std::vector<std::vector<Record>> chip_, tensor_;
+    std::vector<List> chip_, tensor_;
     std::vector<std::pair<const ChipAccess*, bool>> chip_scratch_;  // visit(): a step's operands, reused
 };
 

@@ -2,7 +2,7 @@
 
 #include "models/pe/dma_runs.h"
 
-#include <deque>
+#include <algorithm>
 #include <fmt/format.h>
 
 namespace nctlm::kernel {
@@ -234,9 +234,11 @@ bool Lowerer::next(Instruction& out, uint64_t& index, const Unit* want) {
         }
         if (!mine)
             continue;
+        std::vector<SemWait> kept = std::move(out.waits);  // its capacity: no allocation per instruction
         out = Instruction{};
         fill(step_, unit, out);
-        out.waits.assign(waits.begin(), waits.end());
+        kept.assign(waits.begin(), waits.end());
+        out.waits = std::move(kept);
         out.signal = int(sem);
         out.signal_ordinal = in_order(unit) ? 0 : ordinal;
         out.queue = queue;
@@ -429,34 +431,61 @@ private:
         Instruction ins;
         uint64_t index;
     };
+    // Lowered instructions waiting for their unit, first in first out, in slots that are reused
+    // (copied into and out of, so their waits keep their capacity: no allocation per instruction).
+    class Queue {
+    public:
+        size_t size() const { return size_; }
+        void push(const Lowered& l) {
+            if (size_ == slots_.size()) {  // full: grow, the oldest first
+                std::rotate(slots_.begin(), slots_.begin() + ptrdiff_t(head_), slots_.end());
+                head_ = 0;
+                slots_.resize(std::max<size_t>(16, 2 * slots_.size()));
+            }
+            slots_[(head_ + size_) % slots_.size()] = l;
+            ++size_;
+        }
+        uint64_t pop(Instruction& out) {
+            Lowered& l = slots_[head_];
+            out = l.ins;
+            head_ = (head_ + 1) % slots_.size();
+            --size_;
+            return l.index;
+        }
+        void clear() {
+            slots_.clear();
+            slots_.shrink_to_fit();
+            head_ = size_ = 0;
+        }
+
+    private:
+        std::vector<Lowered> slots_;
+        size_t head_ = 0, size_ = 0;
+    };
     struct Cursor {
         bool own = false;                // pulls from `lower`, not the shared walk
         std::unique_ptr<Lowerer> lower;  // own: positioned after instruction `next - 1` of the unit
         uint64_t next = 0;               // the unit's next instruction
-        std::deque<Lowered> queue;       // shared: lowered, not yet taken
+        Queue queue;                     // shared: lowered, not yet taken
     };
 
     uint64_t shared_next(Unit u, Instruction& out) const {
         Cursor& c = cursors_[size_t(u)];
-        if (!c.queue.empty()) {
-            out = std::move(c.queue.front().ins);
-            uint64_t index = c.queue.front().index;
-            c.queue.pop_front();
-            return index;
-        }
+        if (c.queue.size() > 0)
+            return c.queue.pop(out);
         if (!shared_)
             shared_ = std::make_unique<Lowerer>(folded_, *l_, instance_, pe_, o_, origin_.get());
-        Lowered next;
+        Lowered& next = scratch_;
         while (shared_->next(next.ins, next.index)) {
             if (next.ins.unit == u) {
-                out = std::move(next.ins);
+                std::swap(out, next.ins);  // `out`'s buffers come back for the next one
                 return next.index;
             }
             const Unit unit = next.ins.unit;
             Cursor& other = cursors_[size_t(unit)];
             if (other.own)
                 continue;
-            other.queue.push_back(std::move(next));
+            other.queue.push(next);
             if (other.queue.size() > kMaxLag)
                 leave_shared(unit);
         }
@@ -466,7 +495,6 @@ private:
         Cursor& c = cursors_[size_t(u)];
         c.own = true;
         c.queue.clear();
-        c.queue.shrink_to_fit();
     }
     uint64_t own_next(Unit u, uint64_t k, Instruction& out) const {
         Cursor& c = cursors_[size_t(u)];
@@ -492,6 +520,7 @@ private:
     KernelCounts counts_;
     mutable std::unique_ptr<Lowerer> shared_;
     mutable std::array<Cursor, kUnits> cursors_;
+    mutable Lowered scratch_;  // the shared walk's instruction being placed
 };
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "models/kernel/kernel_walk.h"
 
 #include <fmt/format.h>
+#include <map>
 
 namespace nctlm::kernel {
 
@@ -22,17 +23,22 @@ int64_t Walker::eval(const Expr& e, const std::string& path, const char* field) 
     }
 }
 
+int64_t Walker::operand_value(const Expr& e, const Instr& in, const char* role) const {
+    try {
+        return e.eval(vars_.data());
+    } catch (const KernelError& err) {
+        fail(in, fmt::format("{}: {}", role, err.what()));
+    }
+}
+
 ChipAccess Walker::chip(const Operand& o, const Instr& in, const char* role) const {
     const Buffer& b = p_.buffers[size_t(o.index)];
     const BufferLayout& bl = l_.buffers[size_t(o.index)];
     if (o.kind != Operand::Kind::Chip)
         fail(in, fmt::format("{} must be an SBUF/PSUM operand", role));
     auto value = [&](const Expr& e) {
-        try {
-            return e.eval(vars_.data());
-        } catch (const KernelError& err) {
-            fail(in, fmt::format("{}: {}", role, err.what()));
-        }
+        int64_t v = 0;
+        return e.quick(vars_.data(), v) ? v : operand_value(e, in, role);
     };
     ChipAccess a;
     a.buffer = o.index;
@@ -77,11 +83,8 @@ HbmAccess Walker::hbm(const Operand& o, const Instr& in, const char* role) const
     const Tensor& t = p_.tensors[size_t(o.index)];
     const TensorLayout& tl = l_.tensors[size_t(o.index)];
     auto value = [&](const Expr& e) {
-        try {
-            return e.eval(vars_.data());
-        } catch (const KernelError& err) {
-            fail(in, fmt::format("{}: {}", role, err.what()));
-        }
+        int64_t v = 0;
+        return e.quick(vars_.data(), v) ? v : operand_value(e, in, role);
     };
     if (o.ap.size() > size_t(kMaxApDims))
         fail(in, fmt::format("{}: an access pattern has at most {} dimensions", role, kMaxApDims));
@@ -197,59 +200,72 @@ uint64_t count_instructions(const KernelProgram& p, const Layout& l, uint32_t in
 }
 
 namespace {
-struct Folder {
-    std::vector<int64_t> vars;
-    int known;
-    void operator()(Expr& e) const { e = e.fold(vars.data(), known); }
+// Calls `f` on every expression of a program.
+template <class F> struct EachExpr {
+    F& f;
+    void operator()(Expr& e) const { f(e); }
     void operator()(Operand& o) const {
         for (Expr* e : {&o.copy, &o.p_start, &o.p_size, &o.offset, &o.instance, &o.real})
-            (*this)(*e);
+            f(*e);
         for (auto& list : {&o.f_start, &o.f_size})
             for (Expr& e : *list)
-                (*this)(e);
+                f(e);
         for (auto& [stride, count] : o.ap) {
-            (*this)(stride);
-            (*this)(count);
+            f(stride);
+            f(count);
         }
     }
     void operator()(std::vector<Node>& nodes) const {
         for (Node& n : nodes) {
             for (Expr* e : {&n.trip, &n.start, &n.step, &n.cond})
-                (*this)(*e);
+                f(*e);
             (*this)(n.body);
             (*this)(n.orelse);
         }
     }
+    void operator()(KernelProgram& p) const {
+        f(p.grid);
+        for (Tensor& t : p.tensors) {
+            for (Expr& e : t.shape)
+                f(e);
+            f(t.offset);
+        }
+        for (Buffer& b : p.buffers) {
+            f(b.partitions);
+            f(b.bufs);
+            for (Expr& e : b.shape)
+                f(e);
+        }
+        for (Instr& in : p.instrs) {
+            (*this)(in.dst);
+            for (auto& list : {&in.reads, &in.more_dst})
+                for (Operand& o : *list)
+                    (*this)(o);
+            for (Expr* e : {&in.start, &in.stop, &in.tile})
+                f(*e);
+            for (Expr& e : in.numbers)
+                f(e);
+        }
+        (*this)(p.body);
+    }
 };
+template <class F> void each_expr(KernelProgram& p, F f) { EachExpr<F>{f}(p); }
 } // namespace
 
 KernelProgram fold_instance(const KernelProgram& p, const Layout& l, uint32_t instance) {
-    Folder fold{l.vars, p.pid_slot + 1};  // the arguments, then pid
-    fold.vars[size_t(p.pid_slot)] = int64_t(instance);
+    std::vector<int64_t> vars = l.vars;  // the arguments, then pid
+    vars[size_t(p.pid_slot)] = int64_t(instance);
+    const int known = p.pid_slot + 1;
     KernelProgram f = p;
-    fold(f.grid);
-    for (Tensor& t : f.tensors) {
-        for (Expr& e : t.shape)
-            fold(e);
-        fold(t.offset);
-    }
-    for (Buffer& b : f.buffers) {
-        fold(b.partitions);
-        fold(b.bufs);
-        for (Expr& e : b.shape)
-            fold(e);
-    }
-    for (Instr& in : f.instrs) {
-        fold(in.dst);
-        for (auto& list : {&in.reads, &in.more_dst})
-            for (Operand& o : *list)
-                fold(o);
-        for (Expr* e : {&in.start, &in.stop, &in.tile})
-            fold(*e);
-        for (Expr& e : in.numbers)
-            fold(e);
-    }
-    fold(f.body);
+    each_expr(f, [&](Expr& e) { e = e.fold(vars.data(), known); });
+    // Expressions of the same code remember one last value: an instruction's operands often
+    // repeat a size (both matmul operands' partitions are the contraction's).
+    std::map<std::vector<std::pair<int, int64_t>>, const Expr*> first;
+    each_expr(f, [&](Expr& e) {
+        auto [it, added] = first.emplace(e.code_key(), &e);
+        if (!added)
+            e.share_memo(*it->second);
+    });
     return f;
 }
 

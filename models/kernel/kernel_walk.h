@@ -77,6 +77,8 @@ private:
     };
     // The error names `path`/`field`, joined only when it is thrown (this runs per instruction).
     int64_t eval(const Expr& e, const std::string& path, const char* field) const;
+    // An operand's expression; an error names the instruction and the operand's role.
+    int64_t operand_value(const Expr& e, const Instr& in, const char* role) const;
     ChipAccess chip(const Operand& o, const Instr& in, const char* role) const;
     HbmAccess hbm(const Operand& o, const Instr& in, const char* role) const;
     [[noreturn]] void fail(const Instr& in, const std::string& msg) const;

@@ -23,23 +23,63 @@ struct PartitionExt : tlm::tlm_extension<PartitionExt> {
 class PartitionPorts {
 public:
     PartitionPorts(uint32_t partitions, double ns_per_byte)
-        : free_at_(partitions, 0.0), ns_per_byte_(ns_per_byte) {}
+        : partitions_(partitions), runs_{{0, 0.0}}, ns_per_byte_(ns_per_byte) {}
     // Occupies partitions [first, first+count) for bytes_per_partition from `ready`; returns the end.
     double reserve(double ready, uint32_t first, uint32_t count, double bytes_per_partition) {
+        // Runs [i, j) overlap the range: run i holds `first`, run j is the first to start at or past its end.
+        if (count == 0) {  // no partition: nothing to wait for or hold
+            double end = ready + bytes_per_partition * ns_per_byte_;
+            busy_ns_ += end - ready;
+            return end;
+        }
+        const uint32_t last = first + count;
+        size_t i = runs_.size() - 1;
+        while (runs_[i].first > first)
+            --i;
+        size_t j = i + 1;
         double start = ready;
-        for (uint32_t p = first; p < first + count; ++p)
-            start = std::max(start, free_at_[p]);
+        for (; j < runs_.size() && runs_[j].first < last; ++j)
+            start = std::max(start, runs_[j].free_at);
+        start = std::max(start, runs_[i].free_at);
         double end = start + bytes_per_partition * ns_per_byte_;
-        for (uint32_t p = first; p < first + count; ++p)
-            free_at_[p] = end;
+        // Replace runs [i, j) by: what run i held before `first`, the range, what run j-1 held past its end.
+        const Run before = runs_[i], after = runs_[j - 1];
+        const uint32_t after_end = j < runs_.size() ? runs_[j].first : partitions_;
+        Run pieces[3];
+        int n = 0;
+        if (before.first < first)
+            pieces[n++] = before;
+        pieces[n++] = {first, end};
+        if (last < after_end)
+            pieces[n++] = {last, after.free_at};
+        size_t old = j - i;
+        if (size_t(n) > old)
+            runs_.insert(runs_.begin() + ptrdiff_t(j), size_t(n) - old, Run{});
+        else if (size_t(n) < old)
+            runs_.erase(runs_.begin() + ptrdiff_t(i) + n, runs_.begin() + ptrdiff_t(j));
+        std::copy(pieces, pieces + n, runs_.begin() + ptrdiff_t(i));
         busy_ns_ += end - start;
         return end;
     }
-    uint32_t partitions() const { return uint32_t(free_at_.size()); }
+    uint32_t partitions() const { return partitions_; }
     double busy_ns() const { return busy_ns_; } // time with at least one access in progress (upper bound)
+    // Partition p's free time (tests).
+    double free_at(uint32_t p) const {
+        size_t i = runs_.size() - 1;
+        while (runs_[i].first > p)
+            --i;
+        return runs_[i].free_at;
+    }
 
 private:
-    std::vector<double> free_at_;
+    // Partitions [first, next run's first) are free from free_at: accesses cover ranges of
+    // partitions, so a few runs describe all of them (an access is O(runs), not O(partitions)).
+    struct Run {
+        uint32_t first;
+        double free_at;
+    };
+    uint32_t partitions_;
+    std::vector<Run> runs_;
     double ns_per_byte_;
     double busy_ns_ = 0;
 };
