@@ -26,6 +26,7 @@ struct DmaDescriptor {
     uint32_t bursts_left = 0;
     double last_data_ns = 0;
     int holding_channel = -1;  // channel waiting for completion under on_response
+    DmaDescriptor *live_prev = nullptr, *live_next = nullptr;  // the engine's posted-and-not-done list
 };
 
 } // namespace nctlm

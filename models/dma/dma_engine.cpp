@@ -16,7 +16,8 @@ DmaEngine::DmaEngine(sc_core::sc_module_name name, const DmaConfig& cfg, uint32_
       completion_ns_(cfg.clock.cycles(cfg.completion_cycles).ns),
       bytes_read_(stats().counter(std::string(this->name()) + ".bytes_read", "B")),
       bytes_written_(stats().counter(std::string(this->name()) + ".bytes_written", "B")),
-      descriptors_(stats().counter(std::string(this->name()) + ".descriptors", "")) {
+      descriptors_(stats().counter(std::string(this->name()) + ".descriptors", "")),
+      tracing_(nctlm::trace().enabled()) {
     scratch_.assign(cfg.burst_size, 0);
     socket.register_nb_transport_bw(this, &DmaEngine::nb_transport_bw);
     for (uint32_t q = 0; q < cfg.queues; ++q)
@@ -57,12 +58,12 @@ void DmaEngine::post(DmaDescriptor& d) {
     d.last_data_ns = 0;
     d.holding_channel = -1;
     d.bursts_left = uint32_t((d.address % cfg_.burst_size + d.bytes + cfg_.burst_size - 1) / cfg_.burst_size);
-    if (nctlm::trace().enabled() && d.trace_flow == 0)  // a poster may link its own span first
+    if (tracing_ && d.trace_flow == 0)  // a poster may link its own span first
         d.trace_flow = nctlm::trace().new_flow();
     queues_[d.queue].push_back(&d);
     ++queued_;
     sample_queue(d.queue);
-    live_.emplace(d.id, &d);
+    link_live(d);
     ++outstanding_;
     if (lt_) {  // the loosely-timed process takes every descriptor
         lt_may_start_ = true;
@@ -85,8 +86,21 @@ void DmaEngine::wake_idle() {
     wake_[size_t(c)].notify(sc_core::SC_ZERO_TIME);
 }
 
+void DmaEngine::link_live(DmaDescriptor& d) {
+    d.live_prev = live_tail_;
+    d.live_next = nullptr;
+    (live_tail_ ? live_tail_->live_next : live_head_) = &d;
+    live_tail_ = &d;
+}
+
+void DmaEngine::unlink_live(DmaDescriptor& d) {
+    (d.live_prev ? d.live_prev->live_next : live_head_) = d.live_next;
+    (d.live_next ? d.live_next->live_prev : live_tail_) = d.live_prev;
+    d.live_prev = d.live_next = nullptr;
+}
+
 void DmaEngine::sample_queue(uint32_t q) {
-    if (!nctlm::trace().enabled())
+    if (!tracing_)
         return;
     if (queue_counters_[q] < 0)
         queue_counters_[q] = nctlm::trace().counter(name(), fmt::format("queue{} waiting", q));
@@ -317,7 +331,7 @@ void DmaEngine::complete_ready() {
 void DmaEngine::complete(DmaDescriptor& d) {
     d.t_done = now_ns();
     --outstanding_;
-    live_.erase(d.id);
+    unlink_live(d);
     descriptors_.add(1);
     queue_latency_[d.queue]->add(d.t_done - d.t_post);
     if (d.holding_channel >= 0 && !flows_)
@@ -330,7 +344,7 @@ void DmaEngine::complete(DmaDescriptor& d) {
 
 std::vector<std::string> DmaEngine::outstanding_report() const {
     std::vector<std::string> lines;
-    for (const auto& [id, d] : live_)
+    for (const DmaDescriptor* d = live_head_; d; d = d->live_next)
         lines.push_back(fmt::format("{}: descriptor {} ({} {} B at 0x{:x}, queue {}) posted at {:.3f} ns, "
                                     "{} bursts still in flight",
                                     name(), d->id, d->write ? "write" : "read", d->bytes, d->address, d->queue,

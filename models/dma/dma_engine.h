@@ -21,7 +21,6 @@
 #include <tlm>
 #include <tlm_utils/peq_with_get.h>
 #include <tlm_utils/simple_initiator_socket.h>
-#include <map>
 #include <vector>
 
 namespace nctlm {
@@ -57,8 +56,10 @@ public:
     // Flow mode (sim.timing: flow, dma_engine_flow.cpp): call during elaboration. Descriptors are
     // taken onto channels and queue slots as under LT (each free again at a time) and handed to
     // `flows` whole; it calls flow_done(d) at the time the descriptor is complete.
-    void set_flow(DescriptorFlows& flows);
+    // `flow_tile`: the engine's index among every chip's tiles, the flow model's (read per descriptor).
+    void set_flow(DescriptorFlows& flows, uint32_t flow_tile);
     bool flow_mode() const { return flows_ != nullptr; }
+    uint32_t flow_tile() const { return flow_tile_; }
     void flow_done(DmaDescriptor& d, uint64_t read_bytes, uint64_t written_bytes);
 
 private:
@@ -118,10 +119,14 @@ private:
     double completion_ns_;
     size_t outstanding_ = 0;
     uint64_t next_id_ = 0;
-    // Posted and not done, by id (post order), for deadlock reports: a map, since a vector's
-    // find-and-erase per completion made a million-descriptor window quadratic (issue 23).
-    std::map<uint64_t, DmaDescriptor*> live_;
+    // Posted and not done, in post order (by id), for deadlock reports: a list threaded through the
+    // descriptors (DmaDescriptor::live_prev/next), O(1) in and out with no allocation (a vector's
+    // find-and-erase made a million-descriptor window quadratic, issue 23; a map cost a node each).
+    DmaDescriptor *live_head_ = nullptr, *live_tail_ = nullptr;
+    void link_live(DmaDescriptor& d);
+    void unlink_live(DmaDescriptor& d);
     Counter &bytes_read_, &bytes_written_, &descriptors_;
+    const bool tracing_;  // trace().enabled() when built (as channel_tracks_ are)
     std::vector<Histogram*> queue_latency_;  // post -> done per queue
     std::vector<int> channel_tracks_;
     int data_track_ = -1;                 // bursts streaming into / out of the tile
@@ -157,6 +162,8 @@ private:
     // Flow path (dma_engine_flow.cpp): the LT channel and queue-slot times, no scheduler.
     void flow_take(double now);
     DescriptorFlows* flows_ = nullptr;
+    double descriptor_ns_ = 0;  // ns(descriptor_time_)
+    uint32_t flow_tile_ = 0;
 };
 
 } // namespace nctlm

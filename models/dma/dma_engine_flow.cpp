@@ -7,14 +7,17 @@
 #include "models/dma/dma_engine.h"
 
 #include <algorithm>
+#include <functional>
 
 namespace nctlm {
 
-void DmaEngine::set_flow(DescriptorFlows& flows) {
+void DmaEngine::set_flow(DescriptorFlows& flows, uint32_t flow_tile) {
     flows_ = &flows;
+    flow_tile_ = flow_tile;
     lt_channel_free_.assign(cfg_.channels, 0);
     lt_channel_busy_.assign(cfg_.channels, false);
     lt_queue_free_.assign(cfg_.queues, std::vector<double>(cfg_.queue_channels, 0));
+    descriptor_ns_ = ns(descriptor_time_);
 }
 
 void DmaEngine::flow_take(double now) {
@@ -27,15 +30,24 @@ void DmaEngine::flow_take(double now) {
             lt_may_start_ = false;
             return;
         }
+        // The channel free soonest. Under on_accept only its time matters (no channel is held and
+        // none is traced here): lt_channel_free_ is a min-heap of the channels' times, its front the
+        // one taken. Under on_response a channel is held by its descriptor: the lowest free soonest.
         int channel = -1;
-        for (int c = 0; c < int(cfg_.channels); ++c)
-            if (!lt_channel_busy_[size_t(c)] &&
-                (channel < 0 || lt_channel_free_[size_t(c)] < lt_channel_free_[size_t(channel)]))
-                channel = c;
+        double channel_free;
+        if (hold) {
+            for (int c = 0; c < int(cfg_.channels); ++c)
+                if (!lt_channel_busy_[size_t(c)] &&
+                    (channel < 0 || lt_channel_free_[size_t(c)] < lt_channel_free_[size_t(channel)]))
+                    channel = c;
+            channel_free = lt_channel_free_[size_t(channel)];
+        } else {
+            channel_free = lt_channel_free_.front();
+        }
         auto& slots = lt_queue_free_[d->queue];
         auto slot = std::min_element(slots.begin(), slots.end());
-        const double t_take = std::max({now, lt_channel_free_[size_t(channel)], *slot});
-        const double start = t_take + ns(descriptor_time_);
+        const double t_take = std::max({now, channel_free, *slot});
+        const double start = t_take + descriptor_ns_;
         d->t_first_issue = start;
         d->t_last_accept = start + flows_->start(*this, *d, start);
         if (hold) {  // held until flow_done
@@ -43,7 +55,9 @@ void DmaEngine::flow_take(double now) {
             lt_channel_busy_[size_t(channel)] = true;
             *slot = 1e300;
         } else {
-            lt_channel_free_[size_t(channel)] = d->t_last_accept;
+            std::pop_heap(lt_channel_free_.begin(), lt_channel_free_.end(), std::greater<>());
+            lt_channel_free_.back() = d->t_last_accept;
+            std::push_heap(lt_channel_free_.begin(), lt_channel_free_.end(), std::greater<>());
             *slot = d->t_last_accept;
             --queue_active_[d->queue];
         }

@@ -40,21 +40,38 @@ bool AddressSplit::split(uint64_t address, uint64_t bytes, std::vector<double>& 
     return true;
 }
 
-bool AddressSplit::key(uint64_t address, uint64_t bytes, std::string& key) const {
-    auto loc = map_.map(address);
-    if (!loc)
-        return false;
-    auto put = [&key](uint64_t v) { key.append(reinterpret_cast<const char*>(&v), sizeof v); };
+namespace {
+// The last word of a key of whole aligned periods (split() spreads them evenly, whatever the PC
+// hash): no PC pair is this large.
+constexpr uint64_t kWholePeriods = ~uint64_t(1);
+} // namespace
+
+bool AddressSplit::key(uint64_t address, uint64_t bytes, SplitKey& key) const {
+    // The contiguous window's stack without map() (whose PC this does not need); any other address
+    // through map(), which refuses what is unmapped.
     const bool interleaved = address >= map_.total_bytes();
-    const uint64_t window = interleaved ? map_.interleaved_base() : map_.stack_base(loc->stack);
+    uint32_t stack = 0;
+    if (!interleaved) {
+        stack = uint32_t(address / hbm_.stack_capacity);
+    } else if (auto loc = map_.map(address)) {
+        stack = loc->stack;
+    } else {
+        return false;
+    }
+    auto put = [&key](uint64_t v) { key.push_back(v); };
+    const uint64_t window = interleaved ? map_.interleaved_base() : map_.stack_base(stack);
     const uint64_t window_end = window + (interleaved ? map_.total_bytes() : hbm_.stack_capacity);
     const uint64_t period = interleaved ? interleaved_period_ : contiguous_period_;
     const uint64_t pos = address - window, last = pos + bytes - 1;
-    put(interleaved ? ~uint64_t(0) : loc->stack);
+    put(interleaved ? ~uint64_t(0) : stack);
     put(bytes);
     put(pos % period);
     if (address + bytes > window_end) {  // crosses a window's end: not like any other
         put(address);
+        return true;
+    }
+    if (pos % period == 0 && bytes % period == 0) {  // whole periods: every PC of its stacks alike
+        put(kWholePeriods);
         return true;
     }
     if (!interleaved) {

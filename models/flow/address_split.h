@@ -8,10 +8,23 @@
 #include "models/hbm/hbm_config.h"
 
 #include <cstdint>
-#include <string>
 #include <vector>
 
 namespace nctlm::flow {
+
+// A transfer's shape key (AddressSplit::key): a few words, hashed and compared as integers (it is
+// looked up once per descriptor; a string and its byte hash cost more than the rest of the lookup).
+using SplitKey = std::vector<uint64_t>;
+struct SplitKeyHash {
+    size_t operator()(const SplitKey& key) const noexcept {
+        uint64_t h = key.size();
+        for (uint64_t w : key) {  // multiply-xorshift per word (splitmix64's finalizer)
+            h ^= w + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+            h = (h ^ (h >> 31)) * 0xbf58476d1ce4e5b9ull;
+        }
+        return size_t(h ^ (h >> 29));
+    }
+};
 
 class AddressSplit {
 public:
@@ -40,9 +53,10 @@ public:
     }
     // Appends to `key` what makes two transfers' splits equal: their window, where they start in it
     // modulo its period, their size, and the PC their first and last bytes land on in each stack
-    // (hbm.pc_hash: fold rotates the PCs of each aligned block). False, key untouched, if the first
-    // byte is unmapped.
-    bool key(uint64_t address, uint64_t bytes, std::string& key) const;
+    // (hbm.pc_hash: fold rotates the PCs of each aligned block), or, for whole aligned periods, a
+    // mark that it covers every PC of its stacks alike. False, key untouched, if the first byte is
+    // unmapped.
+    bool key(uint64_t address, uint64_t bytes, SplitKey& key) const;
 
 private:
     HbmConfig hbm_;

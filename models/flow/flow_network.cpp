@@ -64,6 +64,7 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
     }
     routes_.emplace(topology_, tiles_per_chip_, hbm.stacks, wiring);
     last_end_.assign(pipe_.size(), ~uint64_t(0));
+    last_shape_.resize(pipe_.size());
     if (refresh_outage_) {  // every PC refreshes at k x tREFI for tRFC (PcScheduler's schedule)
         DramTiming t = DramTiming::from(hbm);
         solver_.add_outage(all_pcs, t.refi, t.refi, t.rfc);
@@ -77,14 +78,14 @@ FlowNetwork::FlowNetwork(sc_core::sc_module_name name, const DmaConfig& dma, con
     for (uint32_t r : all_pcs)
         solver_.set_sharing_fraction(r, shared);
     refused_class_ = solver_.add_class({}, 1);  // descriptors refused at once move nothing
+    collect_ = [this](uint64_t slot, double) { finished_.push_back(slot); };
     SC_METHOD(run);
     sensitive << wake_;
     dont_initialize();
 }
 
 void FlowNetwork::attach(DmaEngine& engine, uint32_t chip) {
-    chip_of_[&engine] = chip;
-    engine.set_flow(*this);
+    engine.set_flow(*this, chip * tiles_per_chip_ + engine.tile());
 }
 
 FlowNetwork::Shape FlowNetwork::make_shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
@@ -205,23 +206,28 @@ uint32_t FlowNetwork::intern_class(const std::map<uint32_t, double>& usage, cons
 
 const FlowNetwork::Shape& FlowNetwork::shape(uint32_t tile, const DmaDescriptor& d, bool sequential) {
     key_.clear();
-    const uint64_t what = uint64_t(tile) << 2 | uint64_t(d.write) << 1 | uint64_t(sequential);
-    key_.append(reinterpret_cast<const char*>(&what), sizeof what);
-    auto loc = map_.map(d.address);
-    const uint64_t chip = loc ? loc->chip : 0;
-    key_.append(reinterpret_cast<const char*>(&chip), sizeof chip);
-    if (!loc || !split_.key(d.address - map_.chip_base(uint32_t(chip)), d.bytes, key_)) {  // unmapped: refused once, never cached
+    key_.push_back(uint64_t(tile) << 2 | uint64_t(d.write) << 1 | uint64_t(sequential));
+    // The chip from the address's top bits (AddressMap::map's first step; no PC needed here).
+    const uint64_t chip = d.address >> map_.chip_address_bit();
+    key_.push_back(chip);
+    if (chip >= map_.chips() ||
+        !split_.key(d.address - map_.chip_base(uint32_t(chip)), d.bytes, key_)) {  // unmapped: refused once, never cached
         shapes_.push_back(make_shape(tile, d, sequential));
         return shapes_.back();
     }
+    LastShape& last = last_shape_[tile];
+    if (last.index != ~size_t(0) && last.key == key_)
+        return shapes_[last.index];
     auto [it, fresh] = shape_index_.try_emplace(key_, shapes_.size());
     if (fresh)
         shapes_.push_back(make_shape(tile, d, sequential));
+    last.key = key_;
+    last.index = it->second;
     return shapes_[it->second];
 }
 
 double FlowNetwork::start(DmaEngine& engine, DmaDescriptor& d, double start_ns) {
-    const uint32_t tile = chip_of_.at(&engine) * tiles_per_chip_ + engine.tile();
+    const uint32_t tile = engine.flow_tile();
     const bool sequential = d.address == last_end_[tile] || d.bytes >= 2 * hbm_.interleave;
     last_end_[tile] = d.address + d.bytes;
     const Shape& s = shape(tile, d, sequential);
@@ -245,7 +251,8 @@ double FlowNetwork::start(DmaEngine& engine, DmaDescriptor& d, double start_ns) 
         for (const Part& p : s.parts)
             solver_.add_flow(p.cls, double(p.bytes), start_ns + p.latency, slot);
     }
-    schedule();
+    if (!running_)
+        schedule();
     return s.issue;
 }
 
@@ -257,9 +264,10 @@ void FlowNetwork::schedule() {
 
 void FlowNetwork::run() {
     wakes_.add(1);
+    running_ = true;
     const double now = now_ns();
     finished_.clear();
-    solver_.advance(now + kGrid, [this](uint64_t slot, double) { finished_.push_back(slot); });
+    solver_.advance(now + kGrid, collect_);
     for (uint64_t slot : finished_) {
         if (--in_flight_[slot].parts_left > 0)
             continue;  // its other stacks are not done yet
@@ -285,6 +293,7 @@ void FlowNetwork::run() {
         }
         f.engine->flow_done(d, read, written);
     }
+    running_ = false;
     schedule();
 }
 

@@ -39,6 +39,7 @@
 #include "models/noc/topology.h"
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -117,7 +118,6 @@ private:
     LinkConfig link_cfg_;
     std::optional<flow::ChipRoutes> routes_;
     uint32_t tiles_per_chip_ = 0;
-    std::unordered_map<const DmaEngine*, uint32_t> chip_of_;
     flow::FlowTable table_;
     flow::FlowSolver solver_;
     // Resource ids: per chip x tile, per chip x NoC link, per chip x stack x PC, per NeuronLink
@@ -128,15 +128,23 @@ private:
     double hop_ns_, completion_ns_;
     bool refresh_outage_;                     // all-bank refresh as the solver's outage
     uint32_t refused_class_ = 0;
-    std::unordered_map<std::string, size_t> shape_index_;
-    std::string key_;  // scratch
+    std::unordered_map<flow::SplitKey, size_t, flow::SplitKeyHash> shape_index_;
+    flow::SplitKey key_;  // scratch
+    // Per tile: the key and shape of its last descriptor (a stream's next one is mostly alike: no hash).
+    struct LastShape {
+        flow::SplitKey key;
+        size_t index = ~size_t(0);
+    };
+    std::vector<LastShape> last_shape_;
     std::deque<Shape> shapes_;  // stable addresses: flows in flight point at theirs
     std::unordered_map<std::string, uint32_t> class_index_;  // usage vector -> class
     std::vector<InFlight> in_flight_;
     std::vector<uint64_t> free_slots_;
     std::vector<uint64_t> last_end_;  // per tile: where its last descriptor ended (sequential?)
     std::vector<uint64_t> finished_;
+    std::function<void(uint64_t, double)> collect_;  // into finished_ (built once, not per wake)
     sc_core::sc_event wake_;
+    bool running_ = false;  // in run(): descriptors started from its completions schedule once, at its end
     Counter &descriptors_, &wakes_;
     std::vector<Counter*> noc_bursts_;  // per chip
 };

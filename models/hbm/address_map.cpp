@@ -15,6 +15,12 @@ AddressMap::AddressMap(const HbmConfig& c, uint32_t chips, uint32_t chip_address
     uint64_t top = std::max(total_bytes(), interleaved_base_ == 0 ? 0 : interleaved_base_ + total_bytes());
     if (top > (uint64_t(1) << chip_bit_))
         throw std::invalid_argument("a chip's address windows reach past platform.chip_address_bit");
+    auto pow2 = [](uint64_t v) { return v != 0 && (v & (v - 1)) == 0; };
+    pow2_ = pcs_ >= 2 && pow2(pcs_) && pow2(interleave_);
+    if (pow2_) {
+        pc_bits_ = uint32_t(__builtin_ctzll(pcs_));
+        interleave_bits_ = uint32_t(__builtin_ctzll(interleave_));
+    }
 }
 
 std::optional<HbmLocation> AddressMap::map(uint64_t full_address) const {
@@ -40,6 +46,16 @@ std::optional<HbmLocation> AddressMap::map(uint64_t full_address) const {
 }
 
 uint32_t AddressMap::pc_of(uint64_t offset) const {
+    if (pow2_) {  // the same digits as below, by shifts and masks
+        const uint64_t mask = pcs_ - 1;
+        uint64_t chunk = offset >> interleave_bits_;
+        if (!fold_)
+            return uint32_t(chunk & mask);
+        uint64_t sum = 0;
+        for (; chunk; chunk >>= pc_bits_)
+            sum += chunk & mask;
+        return uint32_t(sum & mask);
+    }
     uint64_t chunk = offset / interleave_;
     if (!fold_)
         return uint32_t(chunk % pcs_);

@@ -47,6 +47,9 @@ private:
     uint32_t stacks_, pcs_;
     uint64_t capacity_, interleave_, stack_interleave_, interleaved_base_;
     bool fold_;
+    // PCs and interleave both powers of two (every shipped platform): pc_of by shifts and masks.
+    bool pow2_ = false;
+    uint32_t pc_bits_ = 0, interleave_bits_ = 0;
 };
 
 } // namespace nctlm

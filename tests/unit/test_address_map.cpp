@@ -99,3 +99,28 @@ TEST(LinkSchedule, BackToBackBookingsBehaveLikeAFifoPipe) {
         EXPECT_DOUBLE_EQ(link.reserve(ready, 8, ready).end_ns, fifo.reserve(ready, 8).end_ns) << i;
     }
 }
+
+// pc_of takes shifts and masks when the PCs and the interleave are powers of two: the same PC as
+// the digit sum (fold) or the chunk index (none) in base `pseudo_channels`, at random offsets and
+// on sizes that are and are not powers of two.
+TEST(AddressMap, PseudoChannelOfEveryOffsetIsTheDigitSumOfItsChunk) {
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (uint32_t pcs : {2u, 3u, 8u, 12u, 16u, 32u})
+        for (uint64_t interleave : {256ull, 2048ull, 3072ull})
+            for (PcHash hash : {PcHash::Fold, PcHash::None}) {
+                HbmConfig c = two_stacks();
+                c.pseudo_channels = pcs;
+                c.interleave = interleave;
+                c.pc_hash = hash;
+                AddressMap m(c);
+                for (int i = 0; i < 2000; ++i) {
+                    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                    const uint64_t offset = x % c.stack_capacity;
+                    uint64_t chunk = offset / interleave, sum = 0;
+                    for (uint64_t k = chunk; k; k /= pcs)
+                        sum += k % pcs;
+                    const uint64_t want = hash == PcHash::Fold ? sum % pcs : chunk % pcs;
+                    ASSERT_EQ(m.pc_of(offset), want) << pcs << " PCs, interleave " << interleave << ", offset " << offset;
+                }
+            }
+}

@@ -30,15 +30,16 @@ void check(const std::string& platform, const std::vector<std::string>& sets, ui
     AddressMap map(h);
     flow::AddressSplit split(h, map);
     test::XorShift64 rng{seed};
-    std::map<std::string, std::vector<double>> by_key;
+    std::map<flow::SplitKey, std::vector<double>> by_key;
     int hits = 0;
     for (int i = 0; i < 1200; ++i) {
         const bool interleaved = i % 3 == 2 ? i % 2 : rng() % 2;
         const uint64_t base = interleaved ? map.interleaved_base() : map.stack_base(uint32_t(rng() % h.stacks));
         const uint64_t span = interleaved ? map.total_bytes() : h.stack_capacity;
-        const uint64_t bytes = i % 3 == 2 ? 32768 : 1 + rng() % (rng() % 4 ? 70000 : 3000000);
         // A third of them repeat an earlier one's phase and size in another block (a key hit or a
-        // rotation the key must tell apart).
+        // rotation the key must tell apart), half of those whole aligned periods of either window.
+        const uint64_t whole = uint64_t(h.interleave) * h.pseudo_channels * h.stacks * 4;
+        const uint64_t bytes = i % 3 == 2 ? (i % 4 < 2 ? 32768 : whole) : 1 + rng() % (rng() % 4 ? 70000 : 3000000);
         uint64_t address = base + (rng() % 64 ? rng() % (64 << 20) : span - 1 - rng() % 100000) / 32 * 32;
         if (i % 3 == 2)
             address = base + (uint64_t(i) * 131 % 97) * uint64_t(h.interleave) * h.pseudo_channels * h.stacks * 4;
@@ -48,7 +49,7 @@ void check(const std::string& platform, const std::vector<std::string>& sets, ui
         uint64_t unmapped = 0;
         ASSERT_TRUE(split.split(address, bytes, got, unmapped));
         EXPECT_EQ(got, walk(h, map, address, bytes)) << platform << " 0x" << std::hex << address << " +" << std::dec << bytes;
-        std::string key;
+        flow::SplitKey key;
         ASSERT_TRUE(split.key(address, bytes, key));
         auto [it, fresh] = by_key.try_emplace(key, got);
         if (!fresh) {
@@ -79,6 +80,6 @@ TEST(AddressSplit, RefusesAnUnmappedAddress) {
     uint64_t unmapped = 0;
     EXPECT_FALSE(split.split(map.total_bytes() - 64, 128, on, unmapped));
     EXPECT_EQ(unmapped, map.total_bytes());
-    std::string key;
+    flow::SplitKey key;
     EXPECT_FALSE(split.key(map.total_bytes() + 4096, 64, key));
 }
