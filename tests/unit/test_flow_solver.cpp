@@ -555,6 +555,58 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
     }
 }
 
+namespace {
+// Random flows (nf, over the classes of `usage`, joins spread over 500 ns) through the component-wise
+// solver, advanced in steps of 37 ns to look at its components between, against the direct
+// simulation; what the solver's resources did (sides changed, components) added to `seen`.
+struct SidesSeen {
+    uint64_t promotions = 0, demotions = 0;
+    size_t most_components = 0;
+};
+void flows_against_direct_simulation(FlowSolver& s, const std::vector<double>& cap,
+                                     const std::vector<std::vector<Usage>>& usage,
+                                     const std::vector<std::vector<bool>>& header, int nf,
+                                     nctlm::test::XorShift64& rng, int trial, SidesSeen& seen) {
+    const int nc = int(usage.size());
+    std::vector<RefFlow> fs;
+    for (int f = 0; f < nf; ++f) {
+        fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
+        s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
+    }
+    std::map<uint64_t, double> done;
+    for (double t = 0; s.next_event() < kNever; t += 37) {
+        s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
+        seen.most_components = std::max(seen.most_components, s.components());
+    }
+    reference_in_order(cap, usage, fs, header);
+    for (int f = 0; f < nf; ++f) {
+        ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
+        EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
+    }
+    seen.promotions += s.promotions();
+    seen.demotions += s.demotions();
+}
+
+// Sizes of a DMA-like set: pseudo-channels (small, the first npc resources), groups' data paths
+// (large, the next ngroup), classes and flows.
+struct DmaLikeSet {
+    int npc, ngroup, nc, nf;
+    std::vector<double> cap;
+};
+DmaLikeSet dma_like_set(nctlm::test::XorShift64& rng) {
+    DmaLikeSet d;
+    d.npc = 2 + int(rng() % 12);
+    d.ngroup = 1 + int(rng() % 4);
+    d.nc = 2 + int(rng() % 20);
+    d.nf = 20 + int(rng() % 300);
+    for (int r = 0; r < d.npc; ++r)
+        d.cap.push_back(1 + double(rng() % 100) / 20);
+    for (int g = 0; g < d.ngroup; ++g)
+        d.cap.push_back(2 + double(rng() % 400) / 20);
+    return d;
+}
+} // namespace
+
 // The component-wise solve (models/flow/flow_solver.h: only binding resources couple classes; a
 // change re-solves its component; resources change sides as they fill and empty) against the same
 // direct simulation, on flow sets shaped like DMA traffic: each class crosses one small resource
@@ -563,17 +615,12 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
 // happen (promotions and demotions counted) and change no finish time.
 TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
     nctlm::test::XorShift64 rng{77};
-    uint64_t promotions = 0, demotions = 0;
-    size_t most_components = 0;
+    SidesSeen seen;
     for (int trial = 0; trial < 100; ++trial) {
         FlowSolver s(Sharing::InOrder);
-        const int npc = 2 + int(rng() % 12), ngroup = 1 + int(rng() % 4), nc = 2 + int(rng() % 20);
-        const int nf = 20 + int(rng() % 300);
-        std::vector<double> cap;
-        for (int r = 0; r < npc; ++r)
-            cap.push_back(1 + double(rng() % 100) / 20);
-        for (int g = 0; g < ngroup; ++g)
-            cap.push_back(2 + double(rng() % 400) / 20);
+        const DmaLikeSet set = dma_like_set(rng);
+        const int npc = set.npc, ngroup = set.ngroup, nc = set.nc, nf = set.nf;
+        std::vector<double> cap = set.cap;
         for (double c : cap)
             s.add_resource(c);
         std::vector<std::vector<Usage>> usage(nc);
@@ -587,27 +634,11 @@ TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
             usage[c].push_back({uint32_t(npc + int(rng() % ngroup)), 1});
             s.add_class(usage[c]);
         }
-        std::vector<RefFlow> fs;
-        for (int f = 0; f < nf; ++f) {
-            fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
-            s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
-        }
-        std::map<uint64_t, double> done;
-        for (double t = 0; s.next_event() < kNever; t += 37) {  // in steps, to look at the components
-            s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
-            most_components = std::max(most_components, s.components());
-        }
-        reference_in_order(cap, usage, fs);
-        for (int f = 0; f < nf; ++f) {
-            ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
-            EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
-        }
-        promotions += s.promotions();
-        demotions += s.demotions();
+        flows_against_direct_simulation(s, cap, usage, {}, nf, rng, trial, seen);
     }
-    EXPECT_GT(promotions, 100u);
-    EXPECT_GT(demotions, 10u);
-    EXPECT_GT(most_components, 3u);
+    EXPECT_GT(seen.promotions, 100u);
+    EXPECT_GT(seen.demotions, 10u);
+    EXPECT_GT(seen.most_components, 3u);
 }
 
 // Header usage under the component-wise solve: a resource marked as header usage is binding for
@@ -617,17 +648,12 @@ TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
 // the other), and the rest stay in components of their own that resources join and leave.
 TEST(FlowSolverInOrder, ComponentSolveWithHeaderUsageEqualsTheWholeDirectSimulation) {
     nctlm::test::XorShift64 rng{4242};
-    uint64_t promotions = 0, demotions = 0;
-    size_t most_components = 0;
+    SidesSeen seen;
     for (int trial = 0; trial < 100; ++trial) {
         FlowSolver s(Sharing::InOrder);
-        const int npc = 2 + int(rng() % 12), ngroup = 1 + int(rng() % 4), nc = 2 + int(rng() % 20);
-        const int nf = 20 + int(rng() % 300);
-        std::vector<double> cap;
-        for (int r = 0; r < npc; ++r)
-            cap.push_back(1 + double(rng() % 100) / 20);
-        for (int g = 0; g < ngroup; ++g)
-            cap.push_back(2 + double(rng() % 400) / 20);
+        const DmaLikeSet set = dma_like_set(rng);
+        const int npc = set.npc, ngroup = set.ngroup, nc = set.nc, nf = set.nf;
+        std::vector<double> cap = set.cap;
         const uint32_t link = uint32_t(cap.size());
         cap.push_back(1 + double(rng() % 200) / 20);
         cap.push_back(1 + double(rng() % 200) / 20);
@@ -652,27 +678,11 @@ TEST(FlowSolverInOrder, ComponentSolveWithHeaderUsageEqualsTheWholeDirectSimulat
                 if (header[c][k])
                     s.set_header_usage(cls, usage[c][k].resource);
         }
-        std::vector<RefFlow> fs;
-        for (int f = 0; f < nf; ++f) {
-            fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
-            s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
-        }
-        std::map<uint64_t, double> done;
-        for (double t = 0; s.next_event() < kNever; t += 37) {
-            s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
-            most_components = std::max(most_components, s.components());
-        }
-        reference_in_order(cap, usage, fs, header);
-        for (int f = 0; f < nf; ++f) {
-            ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
-            EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
-        }
-        promotions += s.promotions();
-        demotions += s.demotions();
+        flows_against_direct_simulation(s, cap, usage, header, nf, rng, trial, seen);
     }
-    EXPECT_GT(promotions, 100u);
-    EXPECT_GT(demotions, 10u);
-    EXPECT_GT(most_components, 3u);
+    EXPECT_GT(seen.promotions, 100u);
+    EXPECT_GT(seen.demotions, 10u);
+    EXPECT_GT(seen.most_components, 3u);
 }
 
 // ---- in order with header usage (a NeuronLink direction: one chip's write data, the other's acks)
