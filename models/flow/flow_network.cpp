@@ -302,6 +302,9 @@ void FlowNetwork::end_of_simulation() {
     stats().counter(base + ".solver_events", "").value = double(solver_.events());
     stats().counter(base + ".solves", "").value = double(solver_.solves());
     stats().counter(base + ".classes", "").value = double(solver_.classes());
+    stats().counter(base + ".solver_components", "").value = double(solver_.components());
+    stats().counter(base + ".solver_promotions", "").value = double(solver_.promotions());
+    stats().counter(base + ".solver_demotions", "").value = double(solver_.demotions());
 }
 
 } // namespace nctlm

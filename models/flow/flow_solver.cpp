@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 
 namespace nctlm::flow {
@@ -15,6 +16,17 @@ constexpr double kDoneTolerance = 1e-12, kTimeTolerance = 1e-8;
 // collect_finishes(): how far before the earliest finish nothing is due (ns, plus a relative part
 // for the rounding of large times).
 constexpr double kFinishMargin = 1e-6, kFinishMarginRelative = 1e-12;
+// in_order: a slack resource whose moving classes take this close to its capacity becomes binding
+// (far above the rounding of the sum kept and of the whole solve's subtractions, so a resource left
+// slack leaves every class more than the class's rate: it limits no one).
+constexpr double kSlackMargin = 1e-7;
+// in_order: the sort key of a head that joined since its component's last solve (after the others).
+constexpr uint64_t kAppended = uint64_t(1) << 63;
+// in_order: every this many solves, a binding resource that keeps at least this fraction of its
+// capacity turns slack (it limits no one then; the fraction keeps a resource that fills now and
+// then from changing sides at every look, since each change of side costs a whole solve).
+constexpr uint64_t kDemoteEvery = 256;
+constexpr double kDemoteLeft = 0.5;
 } // namespace
 
 uint32_t FlowSolver::add_resource(double capacity) {
@@ -67,10 +79,17 @@ void FlowSolver::count_crossing(const Class& c, int delta) {
         }
         const double remaining = r.remaining;
         set_capacity(r);
-        if (r.capacity != before)
+        if (r.capacity != before) {
             dirty_ = true;  // every class crossing it may move at another rate
-        else
+            if (sharing_ == Sharing::InOrder) {
+                if (r.binding)
+                    mark_dirty(r.component);
+                else
+                    check_slack(u.resource);
+            }
+        } else {
             r.remaining = remaining;  // what the moving classes use of it stands
+        }
     }
 }
 
@@ -84,22 +103,162 @@ uint32_t FlowSolver::add_class(std::vector<Usage> usage, double rate_bound) {
     c.usage = std::move(usage);
     c.bound = rate_bound;
     classes_.push_back(std::move(c));
-    return uint32_t(classes_.size() - 1);
+    const uint32_t id = uint32_t(classes_.size() - 1);
+    if (sharing_ == Sharing::InOrder)
+        place_class(id);
+    return id;
 }
 
 void FlowSolver::set_header_usage(uint32_t cls, uint32_t resource) {
     if (cls >= classes_.size() || classes_[cls].active_index != ~size_t(0))
         throw std::invalid_argument("flow class: unknown or moving");
     Class& c = classes_[cls];
-    for (uint32_t k = 0; k < c.usage.size(); ++k)
-        if (c.usage[k].resource == resource) {
-            if (std::find(c.headers.begin(), c.headers.end(), k) == c.headers.end()) {
-                c.headers.push_back(k);
-                c.held.push_back(0);
-            }
-            return;
+    const auto u = std::find_if(c.usage.begin(), c.usage.end(), [&](const Usage& x) { return x.resource == resource; });
+    if (u == c.usage.end())
+        throw std::invalid_argument("flow class: header usage of a resource it does not cross");
+    const uint32_t k = uint32_t(u - c.usage.begin());
+    if (std::find(c.headers.begin(), c.headers.end(), k) == c.headers.end()) {
+        c.headers.push_back(k);
+        c.held.push_back(0);
+    }
+    if (sharing_ != Sharing::InOrder)
+        return;
+    // Binding from now on: every head crossing it is in the component that reserves its shares.
+    Resource& r = resources_[resource];
+    r.headers = true;
+    if (!r.binding) {
+        make_binding(resource);
+        if (!components_[r.component].active.empty())
+            mark_dirty(r.component);
+    }
+}
+
+// Its usage entries split into binding and slack; its component: the one of its binding resources
+// (merging those it links), or one of its own.
+void FlowSolver::place_class(uint32_t cls) {
+    Class& c = classes_[cls];
+    c.binding.clear();
+    c.slack.clear();
+    c.bottleneck = 0;
+    uint32_t k = ~0u;
+    for (const Usage& u : c.usage) {
+        const Resource& r = resources_[u.resource];
+        if (!r.binding) {
+            c.slack.push_back(u);
+            continue;
         }
-    throw std::invalid_argument("flow class: header usage of a resource it does not cross");
+        c.binding.push_back(u);
+        if (k == ~0u)
+            k = r.component;
+        else if (r.component != k)
+            merge_components(k, r.component);
+    }
+    c.component = k == ~0u ? new_component() : k;
+}
+
+// One component from two (a class or a resource turned binding links them): the active heads keep
+// their order (sorted heads by head order, then those appended since, in arrival order).
+void FlowSolver::merge_components(uint32_t into, uint32_t from) {
+    if (into == from)
+        return;
+    Component& a = components_[into];
+    Component& b = components_[from];
+    for (uint32_t r : b.resources)
+        resources_[r].component = into;
+    a.resources.insert(a.resources.end(), b.resources.begin(), b.resources.end());
+    for (Class& c : classes_)
+        if (c.component == from)
+            c.component = into;
+    a.active.insert(a.active.end(), b.active.begin(), b.active.end());
+    std::stable_sort(a.active.begin(), a.active.end(),
+                     [&](uint32_t x, uint32_t y) { return classes_[x].key < classes_[y].key; });
+    a.next_finish = std::min(a.next_finish, b.next_finish);
+    a.header_classes += b.header_classes;
+    a.youngest = std::max(a.youngest, b.youngest);
+    const bool dirty = b.dirty;
+    components_[from] = Component{};
+    components_[from].live = false;
+    free_components_.push_back(from);
+    if (dirty)
+        mark_dirty(into);
+    if (!components_[into].unsorted) {  // their heads interleave: the next solve sorts them (as the whole one does)
+        components_[into].unsorted = true;
+        unsorted_components_.push_back(into);
+    }
+}
+
+uint32_t FlowSolver::new_component() {
+    if (free_components_.empty()) {
+        components_.emplace_back();
+        return uint32_t(components_.size() - 1);
+    }
+    const uint32_t k = free_components_.back();
+    free_components_.pop_back();
+    components_[k] = Component{};
+    return k;
+}
+
+void FlowSolver::mark_dirty(uint32_t k) {
+    dirty_ = true;
+    Component& K = components_[k];
+    if (!K.dirty) {
+        K.dirty = true;
+        dirty_components_.push_back(k);
+    }
+}
+
+// A slack resource's moving classes take (nearly) all of it: it may limit one of them from now on.
+void FlowSolver::check_slack(uint32_t r) {
+    const Resource& res = resources_[r];
+    if (!res.binding && res.taken > 0 && res.taken >= res.capacity * (1 - kSlackMargin) &&
+        std::find(promote_.begin(), promote_.end(), r) == promote_.end())
+        promote_.push_back(r);
+}
+
+void FlowSolver::set_rate(Class& c, double rate) {
+    if (rate != c.rate)
+        for (const Usage& u : c.slack) {
+            resources_[u.resource].taken += u.weight * (rate - c.rate);
+            if (rate > c.rate)
+                check_slack(u.resource);
+        }
+    c.rate = rate;
+}
+
+// The resources found filling become binding: every class crossing one joins its component. The
+// caller solves the merged components again.
+void FlowSolver::promote_pending() {
+    for (size_t q = 0; q < promote_.size(); ++q) {
+        const uint32_t r = promote_[q];
+        Resource& res = resources_[r];
+        if (res.binding)
+            continue;
+        ++promotions_;
+        make_binding(r);
+    }
+    promote_.clear();
+}
+
+// A slack resource turns binding: every class crossing it joins its component.
+void FlowSolver::make_binding(uint32_t r) {
+    Resource& res = resources_[r];
+    res.binding = true;
+    res.taken = 0;
+    const uint32_t k = new_component();
+    components_[k].resources.push_back(r);
+    res.component = k;
+    for (uint32_t i = 0; i < classes_.size(); ++i) {
+        Class& c = classes_[i];
+        if (std::none_of(c.usage.begin(), c.usage.end(), [&](const Usage& u) { return u.resource == r; }))
+            continue;
+        const uint32_t old = c.component;
+        c.binding.clear();
+        c.slack.clear();
+        c.bottleneck = 0;
+        for (const Usage& u : c.usage)
+            (resources_[u.resource].binding ? c.binding : c.slack).push_back(u);
+        merge_components(k, old);
+    }
 }
 
 void FlowSolver::add_outage(std::vector<uint32_t> resources, double first, double period, double length) {
@@ -140,9 +299,13 @@ void FlowSolver::activate(uint32_t cls) {
     Class& c = classes_[cls];
     c.active_index = active_.size();
     active_.push_back(cls);
-    active_head_.push_back(sharing_ == Sharing::InOrder ? c.queue.front().order : 0);
-    if (sharing_ == Sharing::InOrder && !c.headers.empty())
-        ++header_classes_;
+    if (sharing_ == Sharing::InOrder) {
+        components_[c.component].active.push_back(cls);
+        if (!c.headers.empty()) {
+            ++components_[c.component].header_classes;
+            ++header_classes_;
+        }
+    }
     count_crossing(c, +1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage)
@@ -153,14 +316,20 @@ void FlowSolver::deactivate(uint32_t cls) {
     Class& c = classes_[cls];
     const uint32_t last = active_.back();
     active_[c.active_index] = last;
-    active_head_[c.active_index] = active_head_.back();
     classes_[last].active_index = c.active_index;
     active_.pop_back();
-    active_head_.pop_back();
     c.active_index = ~size_t(0);
-    c.rate = 0;
-    if (sharing_ == Sharing::InOrder && !c.headers.empty())
-        --header_classes_;
+    if (sharing_ == Sharing::InOrder) {
+        set_rate(c, 0);
+        auto& v = components_[c.component].active;
+        v.erase(std::find(v.begin(), v.end(), cls));
+        if (!c.headers.empty()) {
+            --components_[c.component].header_classes;
+            --header_classes_;
+        }
+    } else {
+        c.rate = 0;
+    }
     count_crossing(c, -1);
     if (sharing_ == Sharing::Fair)
         for (const Usage& u : c.usage) {
@@ -202,6 +371,7 @@ void FlowSolver::settle(Class& c) {
     c.since = now_;
 }
 
+// Over its binding resources only: a slack one leaves it more than that (check_slack).
 void FlowSolver::allocate(Class& c) {
     settle(c);
     for (size_t h = 0; h < c.headers.size(); ++h) {  // its reservations are its own to take
@@ -210,13 +380,13 @@ void FlowSolver::allocate(Class& c) {
     }
     // The resource that limited it last is full again more often than not (the older heads crossing
     // it fill it): then it gets nothing, as the scan below would find, without the scan.
-    if (!c.usage.empty() && !(resources_[c.usage[c.bottleneck].resource].remaining > 0)) {
-        c.rate = 0;
+    if (!c.binding.empty() && !(resources_[c.binding[c.bottleneck].resource].remaining > 0)) {
+        set_rate(c, 0);
         return;
     }
     double rate = c.bound;
-    for (size_t k = 0; k < c.usage.size(); ++k) {
-        const Usage& u = c.usage[k];
+    for (size_t k = 0; k < c.binding.size(); ++k) {
+        const Usage& u = c.binding[k];
         const double x = resources_[u.resource].remaining / u.weight;
         if (x < rate) {
             rate = x;
@@ -225,18 +395,30 @@ void FlowSolver::allocate(Class& c) {
         if (!(rate > 0))
             break;  // a full resource: the rest cannot give it more
     }
-    if (!(rate > 1e-15)) {  // nothing (but rounding) left for it
-        c.rate = 0;
+    if (!(rate < kNever)) {  // no binding resource limits it: its tightest slack one will
+        const Usage* tightest = &c.slack.front();
+        for (const Usage& u : c.slack)
+            if (resources_[u.resource].capacity / u.weight < resources_[tightest->resource].capacity / tightest->weight)
+                tightest = &u;
+        if (std::find(promote_.begin(), promote_.end(), tightest->resource) == promote_.end())
+            promote_.push_back(tightest->resource);
+        set_rate(c, 0);
         return;
     }
-    c.rate = rate;
-    next_finish_ = std::min(next_finish_, now_ + std::max(0.0, c.left) / rate);
+    if (!(rate > 1e-15)) {  // nothing (but rounding) left for it
+        set_rate(c, 0);
+        return;
+    }
+    set_rate(c, rate);
+    Component& k = components_[c.component];
+    k.next_finish = std::min(k.next_finish, now_ + std::max(0.0, c.left) / rate);
+    next_finish_ = std::min(next_finish_, k.next_finish);
     take(c, rate);
 }
 
-// Its usage at `rate` more off what its resources have left.
+// Its usage at `rate` more off what its binding resources have left.
 void FlowSolver::take(Class& c, double rate) {
-    for (const Usage& u : c.usage) {
+    for (const Usage& u : c.binding) {
         Resource& r = resources_[u.resource];
         r.remaining -= u.weight * rate;
         if (r.remaining <= kShareTolerance * r.capacity)  // full but for rounding
@@ -244,41 +426,44 @@ void FlowSolver::take(Class& c, double rate) {
     }
 }
 
-// Class heads oldest first, each taking what the older ones left.
-void FlowSolver::solve_in_order() {
-    next_finish_ = kNever;
-    for (Resource& r : resources_)  // all of them: fewer than the usage entries of the classes
-        r.remaining = r.capacity;
-    // Heads oldest first. Mostly in order already (a class that moved on went younger): an insertion
-    // sort moves only those.
-    for (size_t k = 1; k < active_.size(); ++k) {
-        const uint32_t x = active_[k];
-        const uint64_t key = active_head_[k];
-        size_t j = k;
-        for (; j > 0 && active_head_[j - 1] > key; --j) {
-            active_[j] = active_[j - 1];
-            active_head_[j] = active_head_[j - 1];
-        }
-        active_[j] = x;
-        active_head_[j] = key;
+// A component's heads, each taking what the older ones left of its binding resources: oldest first
+// (sort), or in the order they were allocated (a replay after a resource turned binding).
+void FlowSolver::solve_component(uint32_t k, bool sort) {
+    Component& K = components_[k];
+    for (uint32_t r : K.resources)
+        resources_[r].remaining = resources_[r].capacity;
+    if (sort)
+        for (uint32_t i : K.active)
+            classes_[i].key = classes_[i].queue.front().order;
+    // Mostly in order already (a class that moved on went younger): an insertion sort moves only those.
+    for (size_t a = 1; a < K.active.size(); ++a) {
+        const uint32_t x = K.active[a];
+        const uint64_t key = classes_[x].key;
+        size_t j = a;
+        for (; j > 0 && classes_[K.active[j - 1]].key > key; --j)
+            K.active[j] = K.active[j - 1];
+        K.active[j] = x;
     }
-    if (header_classes_ > 0)
-        reserve_headers();
-    for (size_t k = 0; k < active_.size(); ++k) {
-        Class& c = classes_[active_[k]];
-        c.active_index = k;
-        allocate(c);
+    K.next_finish = kNever;
+    if (K.header_classes > 0)
+        reserve_headers(K);
+    for (uint32_t i : K.active)
+        allocate(classes_[i]);
+    if (K.header_classes > 0)
+        top_up(K);
+    if (sort) {
+        K.youngest = K.active.empty() ? 0 : classes_[K.active.back()].key;
+        K.dirty = K.unsorted = false;
     }
-    if (header_classes_ > 0)
-        top_up();
 }
 
 // Each moving class's header usage of a resource: capacity x its weight / the weights of every
 // moving head crossing the resource (what weighted max-min would give it there if the resource
-// limited every head crossing it), taken off the resource before the oldest-first pass.
-void FlowSolver::reserve_headers() {
+// limited every head crossing it), taken off the resource before the oldest-first pass. A header
+// resource is binding: every head crossing it is in the component.
+void FlowSolver::reserve_headers(const Component& K) {
     std::vector<uint32_t> touched;
-    for (uint32_t i : active_)
+    for (uint32_t i : K.active)
         for (uint32_t k : classes_[i].headers) {
             const uint32_t id = classes_[i].usage[k].resource;
             if (!resources_[id].touched) {
@@ -287,11 +472,11 @@ void FlowSolver::reserve_headers() {
                 touched.push_back(id);
             }
         }
-    for (uint32_t i : active_)
-        for (const Usage& u : classes_[i].usage)
+    for (uint32_t i : K.active)
+        for (const Usage& u : classes_[i].binding)
             if (resources_[u.resource].touched)
                 resources_[u.resource].demand += u.weight;
-    for (uint32_t i : active_) {
+    for (uint32_t i : K.active) {
         Class& c = classes_[i];
         for (size_t h = 0; h < c.headers.size(); ++h) {
             const Usage& u = c.usage[c.headers[h]];
@@ -305,22 +490,139 @@ void FlowSolver::reserve_headers() {
 }
 
 // After the oldest-first pass: what a header reservation left unused (its class limited elsewhere)
-// goes to the heads, oldest first, each taking the minimum over its resources of what is left (a
-// second in-order pass; without reservations it would give nothing).
-void FlowSolver::top_up() {
-    for (uint32_t i : active_) {
+// goes to the component's heads, oldest first, each taking the minimum over its binding resources
+// of what is left (a slack one it fills turns binding: set_rate, the solve again).
+void FlowSolver::top_up(Component& K) {
+    for (uint32_t i : K.active) {
         Class& c = classes_[i];
+        if (c.binding.empty())
+            continue;
         double extra = c.bound - c.rate;
-        for (const Usage& u : c.usage) {
+        for (const Usage& u : c.binding) {
             extra = std::min(extra, resources_[u.resource].remaining / u.weight);
             if (!(extra > 0))
                 break;
         }
         if (!(extra > kShareTolerance * c.rate + 1e-15))
             continue;
-        c.rate += extra;
-        next_finish_ = std::min(next_finish_, now_ + std::max(0.0, c.left) / c.rate);
+        set_rate(c, c.rate + extra);
+        K.next_finish = std::min(K.next_finish, now_ + std::max(0.0, c.left) / c.rate);
+        next_finish_ = std::min(next_finish_, K.next_finish);
         take(c, extra);
+    }
+}
+
+void FlowSolver::replay_all() {
+    do {
+        promote_pending();
+        for (uint32_t k = 0; k < components_.size(); ++k)
+            if (components_[k].live)
+                solve_component(k, false);
+    } while (!promote_.empty());
+    next_finish_ = kNever;
+    for (const Component& K : components_)
+        next_finish_ = std::min(next_finish_, K.next_finish);
+}
+
+// Class heads oldest first, each taking what the older ones left: only the components something
+// changed in, and those a head joined out of order since (the whole solve would sort it in).
+void FlowSolver::solve_in_order() {
+    while (true) {
+        if (!promote_.empty()) {  // the components merged: the whole solve
+            promote_pending();
+            for (uint32_t k = 0; k < components_.size(); ++k)
+                if (components_[k].live)
+                    mark_dirty(k);
+        }
+        for (size_t q = 0; q < dirty_components_.size(); ++q)
+            if (components_[dirty_components_[q]].live && components_[dirty_components_[q]].dirty)
+                solve_component(dirty_components_[q], true);
+        for (size_t q = 0; q < unsorted_components_.size(); ++q)
+            if (components_[unsorted_components_[q]].live && components_[unsorted_components_[q]].unsorted)
+                solve_component(unsorted_components_[q], true);
+        dirty_components_.clear();
+        unsorted_components_.clear();
+        if (promote_.empty())
+            break;
+    }
+    dirty_ = false;
+    // The whole solve sorts every head in: one that joined since, youngest in its component, stays
+    // where it is, with its head's order as its key (the order a later merge of components keeps).
+    for (uint32_t i : appended_)
+        if (!classes_[i].queue.empty() && classes_[i].key >= kAppended)
+            classes_[i].key = classes_[i].queue.front().order;
+    appended_.clear();
+    if (solves_ % kDemoteEvery == 0)
+        demote_slack();
+    next_finish_ = kNever;
+    for (const Component& K : components_)
+        next_finish_ = std::min(next_finish_, K.next_finish);
+}
+
+// Right after a solve (every component is solved): a binding resource that keeps kDemoteLeft of its
+// capacity limited no head (a head it limited would have left it full), so it can turn slack; the
+// components are then found again from the binding resources left, each head keeping its share.
+void FlowSolver::demote_slack() {
+    bool any = false;
+    for (Resource& r : resources_)
+        if (r.binding && !r.headers && r.remaining >= kDemoteLeft * r.capacity && r.capacity > 0) {
+            r.binding = false;
+            r.taken = r.capacity - r.remaining;
+            ++demotions_;
+            any = true;
+        }
+    if (!any)
+        return;
+    std::vector<uint32_t> parent(resources_.size());
+    std::iota(parent.begin(), parent.end(), 0u);
+    auto find = [&](uint32_t x) {
+        while (parent[x] != x)
+            x = parent[x] = parent[parent[x]];
+        return x;
+    };
+    for (Class& c : classes_) {
+        c.binding.clear();
+        c.slack.clear();
+        c.bottleneck = 0;
+        for (const Usage& u : c.usage)
+            (resources_[u.resource].binding ? c.binding : c.slack).push_back(u);
+        for (size_t k = 1; k < c.binding.size(); ++k)
+            parent[find(c.binding[k].resource)] = find(c.binding[0].resource);
+    }
+    components_.clear();
+    free_components_.clear();
+    std::vector<uint32_t> of_root(resources_.size(), ~0u);
+    for (uint32_t r = 0; r < resources_.size(); ++r) {
+        if (!resources_[r].binding)
+            continue;
+        uint32_t& k = of_root[find(r)];
+        if (k == ~0u) {
+            k = uint32_t(components_.size());
+            components_.emplace_back();
+        }
+        components_[k].resources.push_back(r);
+        resources_[r].component = k;
+    }
+    for (Class& c : classes_) {
+        if (c.binding.empty()) {
+            c.component = uint32_t(components_.size());
+            components_.emplace_back();
+        } else {
+            c.component = resources_[c.binding[0].resource].component;
+        }
+    }
+    for (uint32_t i : active_) {
+        const Class& c = classes_[i];
+        Component& K = components_[c.component];
+        K.active.push_back(i);
+        if (!c.headers.empty())
+            ++K.header_classes;
+        if (c.rate > 0)
+            K.next_finish = std::min(K.next_finish, c.since + std::max(0.0, c.left) / c.rate);
+    }
+    for (Component& K : components_) {
+        std::sort(K.active.begin(), K.active.end(), [&](uint32_t x, uint32_t y) { return classes_[x].key < classes_[y].key; });
+        K.youngest = K.active.empty() ? 0 : classes_[K.active.back()].key;
     }
 }
 
@@ -437,6 +739,12 @@ void FlowSolver::update_outage(Outage& o, double t) {
         for (uint32_t r : o.resources) {
             resources_[r].down = down;
             set_capacity(resources_[r]);
+            if (sharing_ == Sharing::InOrder) {
+                if (resources_[r].binding)
+                    mark_dirty(resources_[r].component);
+                else
+                    check_slack(r);
+            }
         }
         ++events_;
         dirty_ = true;
@@ -462,50 +770,78 @@ void FlowSolver::join(const Join& j) {
         return;  // behind the class's oldest: nothing moves differently
     c.left = j.bytes;
     c.since = now_;
-    c.rate = 0;
     activate(j.cls);
-    if (dirty_)
-        return;
-    if (header_classes_ > 0) {  // header shares follow the heads crossing their resources: solve again
-        dirty_ = true;
+    // Header shares follow the heads crossing their resources: the component's whole solve. While
+    // a class with header usage moves anywhere, a join sorts its head in at once (as the whole
+    // solve that header usage asks for would): a component it would join out of order is solved.
+    Component& k = components_[c.component];
+    if (dirty_ || k.header_classes > 0 || (header_classes_ > 0 && (k.unsorted || j.order < k.youngest))) {
+        mark_dirty(c.component);
         return;
     }
-    // The youngest moving flow takes what the others leave: no older flow changes.
+    // The youngest moving flow takes what the others leave: no older flow changes. Out of order in
+    // its component, the next solve sorts it in.
+    c.key = kAppended | arrivals_++;
+    appended_.push_back(j.cls);
+    if (j.order < k.youngest) {
+        if (!k.unsorted) {
+            k.unsorted = true;
+            unsorted_components_.push_back(c.component);
+        }
+    } else {
+        k.youngest = j.order;
+    }
     allocate(c);
+    if (promote_.empty())
+        return;
+    if (header_classes_ > 0)  // it may link a component with header usage: the whole solve sorts it in
+        dirty_ = true;
+    else  // a slack resource filled: as if it had been binding all along
+        replay_all();
 }
 
 void FlowSolver::collect_finishes(double t) {
     // In order, no head is due before the earliest finish at the current rates (next_finish_, a
     // bound kept by every allocation since the last solve): far enough before it, nothing to look at.
     // The margin is 100x due()'s tolerance and far above the rounding of the times compared.
-    if (sharing_ == Sharing::InOrder && t + kFinishMargin + kFinishMarginRelative * std::abs(t) < next_finish_)
+    const double margin = kFinishMargin + kFinishMarginRelative * std::abs(t);
+    if (sharing_ == Sharing::InOrder) {
+        if (t + margin < next_finish_)
+            return;
+        for (uint32_t k = 0; k < components_.size(); ++k) {
+            if (!components_[k].live || t + margin < components_[k].next_finish)
+                continue;
+            for (size_t a = 0; a < components_[k].active.size();) {
+                const uint32_t i = components_[k].active[a];
+                Class& c = classes_[i];
+                if (c.rate > 0 && due(c)) {
+                    settle(c);
+                    done_.push_back({c.queue.front().tag, t});
+                    c.queue.pop_front();
+                    ++events_;
+                    mark_dirty(k);
+                    if (c.queue.empty()) {
+                        deactivate(i);  // out of the component's list: look at index a again
+                        continue;
+                    }
+                    c.left = c.queue.front().bytes;
+                }
+                ++a;
+            }
+        }
         return;
+    }
     for (size_t k = 0; k < active_.size();) {
         const uint32_t i = active_[k];
         Class& c = classes_[i];
-        bool empty = false;
-        if (sharing_ == Sharing::Fair) {
-            while (!c.finishes.empty() && due(c)) {
-                done_.push_back({c.finishes.top().tag, t});
-                c.finishes.pop();
-                --c.flows;
-                ++events_;
-                dirty_ = true;
-            }
-            empty = c.flows == 0;
-        } else if (c.rate > 0 && due(c)) {
-            settle(c);
-            done_.push_back({c.queue.front().tag, t});
-            c.queue.pop_front();
+        while (!c.finishes.empty() && due(c)) {
+            done_.push_back({c.finishes.top().tag, t});
+            c.finishes.pop();
+            --c.flows;
             ++events_;
             dirty_ = true;
-            empty = c.queue.empty();
-            if (!empty) {
-                c.left = c.queue.front().bytes;
-                active_head_[k] = c.queue.front().order;
-            }
         }
-        if (empty)
+        if (c.flows == 0)
             deactivate(i);  // the last active class moved here: look at index k again
         else
             ++k;

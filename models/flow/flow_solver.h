@@ -29,6 +29,15 @@
 //             a wire that books bursts in arrival order (LinkTiming) delays a header by about a
 //             burst; what it leaves unused goes back to the heads, oldest first.
 //
+//             Resources that no allocation fills ("slack": what the moving classes take of them, all
+//             together, stays below their capacity) cannot limit anyone, so only the others (the
+//             "binding" set, grown when a slack resource fills) couple classes: classes linked by
+//             binding resources form a component, and a change re-solves only its component. The
+//             result is the whole solve's (test FlowSolverInOrder.ComponentSolveEqualsAWholeSolve...).
+//             A resource marked as header usage is binding from the mark on (every head crossing
+//             it is in one component, which reserves and tops up over its own heads) and never
+//             turns slack again.
+//
 // A flow joins at a time given when it is added (its latency phase before that moves nothing).
 #pragma once
 
@@ -88,6 +97,9 @@ public:
     size_t classes() const { return classes_.size(); }
     uint64_t solves() const { return solves_; }
     uint64_t events() const { return events_; }  // joins + finishes + outage changes processed
+    size_t components() const { return components_.size() - free_components_.size(); }  // in_order
+    uint64_t promotions() const { return promotions_; }  // in_order: resources found binding
+    uint64_t demotions() const { return demotions_; }    // in_order: binding resources found slack again
 
 private:
     struct Finish {
@@ -107,9 +119,15 @@ private:
         bool fixed = false;
         size_t active_index = ~size_t(0);
         uint32_t group = ~0u;  // ~0: a group of its own
-        uint32_t bottleneck = 0;  // in_order: the usage entry that limited it last (looked at first)
+        uint32_t bottleneck = 0;  // in_order: the binding entry that limited it last (looked at first)
         std::vector<uint32_t> headers;  // in_order: usage entries that are headers only
-        std::vector<double> held;       // in_order: what solve_in_order() reserved on each of them
+        std::vector<double> held;       // in_order: what its component's solve reserved on each of them
+        // in_order: its usage entries on binding and on slack resources; its component; its sort
+        // key there (its head's order, or kAppended | arrival for a head that joined since the
+        // component's last solve and took what the others left)
+        std::vector<Usage> binding, slack;
+        uint32_t component = 0;
+        uint64_t key = 0;
         // fair
         uint32_t flows = 0;
         double v = 0;
@@ -127,6 +145,20 @@ private:
         std::vector<uint32_t> by_group; // active classes crossing it, by group
         std::vector<uint32_t> classes;  // fair: active classes crossing it
         bool touched = false;
+        // in_order: binding (in a component) or slack (then `taken` is what moving classes take of it)
+        bool binding = false;
+        bool headers = false;  // some class's header usage: binding for good
+        uint32_t component = 0;
+        double taken = 0;
+    };
+    // in_order: classes coupled by binding resources (and those resources); the active ones in the
+    // order of their last allocation
+    struct Component {
+        std::vector<uint32_t> resources, active;
+        double next_finish = kNever;  // the earliest finish since its last solve
+        uint64_t youngest = 0;        // the largest head order allocated in it
+        uint32_t header_classes = 0;  // active classes with header usage
+        bool dirty = false, unsorted = false, live = true;
     };
     struct Join {
         double t;
@@ -156,9 +188,20 @@ private:
     void solve_fair();
     void solve_in_order();
     void allocate(Class& c);  // in_order: what older flows left of its resources
-    void reserve_headers();   // in_order: header usage's weighted fair shares, before allocate()
-    void top_up();            // in_order: what reservations left unused, to the heads oldest first
-    void take(Class& c, double rate);  // in_order: its usage at `rate` more off its resources' remaining
+    void take(Class& c, double rate);  // in_order: its usage at `rate` more off its binding resources
+    void reserve_headers(const Component& K);  // in_order: header usage's weighted fair shares, before allocate()
+    void top_up(Component& K);  // in_order: what reservations left unused, to the heads oldest first
+    void set_rate(Class& c, double rate);  // in_order: keeps the slack resources' `taken`
+    void check_slack(uint32_t r);          // in_order: a slack resource that fills becomes binding
+    void mark_dirty(uint32_t component);
+    uint32_t new_component();  // in_order: an empty one (a freed id first)
+    void solve_component(uint32_t k, bool sort);
+    void place_class(uint32_t cls);          // in_order: its usage split and component
+    void merge_components(uint32_t into, uint32_t from);
+    void promote_pending();                  // makes the resources found filling binding
+    void make_binding(uint32_t r);           // a slack resource: its classes' components merged
+    void replay_all();                       // every component again in its current order
+    void demote_slack();                     // binding resources far from full turn slack again
     void settle(Class& c);    // in_order: its head's bytes moved up to now
     bool due(const Class& c) const;  // its first flow is done
     double class_finish(const Class& c) const;
@@ -167,7 +210,6 @@ private:
     std::vector<Resource> resources_;
     std::vector<Class> classes_;
     std::vector<uint32_t> active_;  // classes with moving flows
-    std::vector<uint64_t> active_head_;  // in_order: the order of each one's oldest flow (sort keys, packed)
     std::priority_queue<Join, std::vector<Join>, std::greater<Join>> joins_;
     std::vector<Outage> outages_;
     std::vector<std::pair<uint64_t, double>> done_;  // advance(): finished in this step
@@ -175,6 +217,10 @@ private:
     uint64_t order_ = 0, solves_ = 0, events_ = 0;
     bool dirty_ = false;
     double next_finish_ = kNever;  // in_order: the earliest finish since the last solve
+    std::vector<Component> components_;
+    std::vector<uint32_t> free_components_, dirty_components_, unsorted_components_, promote_;
+    std::vector<uint32_t> appended_;  // heads that joined since the last solve
+    uint64_t arrivals_ = 0, promotions_ = 0, demotions_ = 0;
     uint32_t header_classes_ = 0;  // in_order: moving classes with header usage
 };
 

@@ -390,6 +390,138 @@ TEST(FlowSolverInOrder, SharingFractionFollowsTheGroupsCrossingAResource) {
     EXPECT_THROW(s.set_sharing_fraction(pc, {1.2}), std::invalid_argument);
 }
 
+namespace {
+struct RefFlow {
+    int c;
+    double join, left, done = -1;
+};
+
+// The in-order allocation simulated directly over flows (sets fs[f].done). header[c][k]: class c's
+// usage entry k is header usage (models/flow/flow_solver.h): while a head with header usage moves,
+// every join and finish allocates every head again, after reserving each header usage its weighted
+// fair share, and gives what the reservations left unused back to the heads, oldest first.
+void reference_in_order(const std::vector<double>& cap, const std::vector<std::vector<Usage>>& usage,
+                        std::vector<RefFlow>& fs, const std::vector<std::vector<bool>>& header = {}) {
+    const int nf = int(fs.size()), nc = int(usage.size());
+    // Per flow: a class serves its flows in the order they joined; at a finish every
+    // head is allocated again, oldest (first added) first, each the minimum over its resources
+    // of what older heads left; a head that joins takes what the others leave.
+    std::vector<int> by_join(nf);
+    for (int f = 0; f < nf; ++f)
+        by_join[f] = f;
+    std::stable_sort(by_join.begin(), by_join.end(), [&](int a, int b) { return fs[a].join < fs[b].join; });
+    std::vector<int> head(nc, -1);
+    std::vector<double> rate(nf, 0);
+    auto left_over = [&](int except) {
+        std::vector<double> rem(cap);
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && head[c] != except)
+                for (auto& u : usage[c])
+                    rem[u.resource] -= u.weight * rate[head[c]];
+        return rem;
+    };
+    auto take = [&](int f, std::vector<double>& rem) {
+        double x = kNever;
+        for (auto& u : usage[fs[f].c])
+            x = std::min(x, std::max(0.0, rem[u.resource]) / u.weight);
+        rate[f] = x > 1e-15 ? x : 0;
+        for (auto& u : usage[fs[f].c])
+            rem[u.resource] -= u.weight * rate[f];
+    };
+    auto next_head = [&](int c, double t) {
+        head[c] = -1;
+        for (int f : by_join)
+            if (fs[f].c == c && fs[f].done < 0 && fs[f].join <= t)
+                return head[c] = f;
+        return -1;
+    };
+    auto has_headers = [&](int c) {
+        return !header.empty() && std::find(header[c].begin(), header[c].end(), true) != header[c].end();
+    };
+    auto headers_moving = [&] {
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && has_headers(c))
+                return true;
+        return false;
+    };
+    auto solve_all = [&] {
+        std::vector<int> order;
+        for (int f = 0; f < nf; ++f)
+            if (head[fs[f].c] == f)
+                order.push_back(f);
+        std::vector<double> rem(cap), demand(cap.size(), 0);
+        std::vector<std::vector<double>> held(nc);
+        const bool reserve = headers_moving();
+        for (int f : order)
+            for (const Usage& u : usage[fs[f].c])
+                demand[u.resource] += u.weight;
+        for (int f : order) {
+            const int c = fs[f].c;
+            held[c].assign(usage[c].size(), 0);
+            for (size_t k = 0; reserve && k < usage[c].size(); ++k)
+                if (header[c][k]) {
+                    held[c][k] = cap[usage[c][k].resource] * usage[c][k].weight / demand[usage[c][k].resource];
+                    rem[usage[c][k].resource] = std::max(0.0, rem[usage[c][k].resource] - held[c][k]);
+                }
+        }
+        for (int f : order) {
+            const int c = fs[f].c;
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                rem[usage[c][k].resource] += held[c][k];
+            take(f, rem);
+        }
+        for (int f : order) {
+            if (!reserve)
+                break;
+            double extra = kNever;
+            for (const Usage& u : usage[fs[f].c])
+                extra = std::min(extra, rem[u.resource] / u.weight);
+            if (!(extra > 1e-12 * rate[f] + 1e-15))
+                continue;
+            rate[f] += extra;
+            for (const Usage& u : usage[fs[f].c])
+                rem[u.resource] -= u.weight * extra;
+        }
+    };
+    double t = 0;
+    size_t joined = 0;
+    while (true) {
+        double next = joined < by_join.size() ? fs[by_join[joined]].join : kNever;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && rate[head[c]] > 0)
+                next = std::min(next, t + fs[head[c]].left / rate[head[c]]);
+        if (!(next < kNever))
+            break;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0)
+                fs[head[c]].left -= rate[head[c]] * (next - t);
+        t = next;
+        for (; joined < by_join.size() && fs[by_join[joined]].join <= t; ++joined) {
+            const int f = by_join[joined];
+            if (head[fs[f].c] >= 0)
+                continue;  // behind its class's head
+            head[fs[f].c] = f;
+            if (headers_moving()) {
+                solve_all();
+                continue;
+            }
+            auto rem = left_over(f);
+            take(f, rem);
+        }
+        bool finished = false;
+        for (int c = 0; c < nc; ++c)
+            if (head[c] >= 0 && rate[head[c]] > 0 && fs[head[c]].left <= 1e-9 * rate[head[c]]) {
+                fs[head[c]].done = t;
+                rate[head[c]] = 0;
+                next_head(c, t);
+                finished = true;
+            }
+        if (finished)
+            solve_all();
+    }
+}
+} // namespace
+
 // Finish times of the in-order solver (its shortcuts: a class's last bottleneck looked at first,
 // finishes looked for only near the earliest one, packed sort keys) against a direct event-driven
 // oldest-first allocation over flows, on random flow sets with staggered joins, several flows per
@@ -409,92 +541,148 @@ TEST(FlowSolverInOrder, FinishTimesEqualADirectOldestFirstSimulation) {
                 usage[c].push_back({uint32_t(rng() % nr), 1});
             s.add_class(usage[c]);
         }
-        struct F {
-            int c;
-            double join, left, done = -1;
-        };
-        std::vector<F> fs;
+        std::vector<RefFlow> fs;
         for (int f = 0; f < nf; ++f) {
             fs.push_back({int(rng() % nc), double(rng() % 100), 1 + double(rng() % 500)});
             s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
         }
         auto done = run(s);
-        // Reference, per flow: a class serves its flows in the order they joined; at a finish every
-        // head is allocated again, oldest (first added) first, each the minimum over its resources
-        // of what older heads left; a head that joins takes what the others leave.
-        std::vector<int> by_join(nf);
-        for (int f = 0; f < nf; ++f)
-            by_join[f] = f;
-        std::stable_sort(by_join.begin(), by_join.end(), [&](int a, int b) { return fs[a].join < fs[b].join; });
-        std::vector<int> head(nc, -1);
-        std::vector<double> rate(nf, 0);
-        auto left_over = [&](int except) {
-            std::vector<double> rem(cap);
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && head[c] != except)
-                    for (auto& u : usage[c])
-                        rem[u.resource] -= u.weight * rate[head[c]];
-            return rem;
-        };
-        auto take = [&](int f, std::vector<double>& rem) {
-            double x = kNever;
-            for (auto& u : usage[fs[f].c])
-                x = std::min(x, std::max(0.0, rem[u.resource]) / u.weight);
-            rate[f] = x > 1e-15 ? x : 0;
-            for (auto& u : usage[fs[f].c])
-                rem[u.resource] -= u.weight * rate[f];
-        };
-        auto next_head = [&](int c, double t) {
-            head[c] = -1;
-            for (int f : by_join)
-                if (fs[f].c == c && fs[f].done < 0 && fs[f].join <= t)
-                    return head[c] = f;
-            return -1;
-        };
-        double t = 0;
-        size_t joined = 0;
-        while (true) {
-            double next = joined < by_join.size() ? fs[by_join[joined]].join : kNever;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && rate[head[c]] > 0)
-                    next = std::min(next, t + fs[head[c]].left / rate[head[c]]);
-            if (!(next < kNever))
-                break;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0)
-                    fs[head[c]].left -= rate[head[c]] * (next - t);
-            t = next;
-            for (; joined < by_join.size() && fs[by_join[joined]].join <= t; ++joined) {
-                const int f = by_join[joined];
-                if (head[fs[f].c] >= 0)
-                    continue;  // behind its class's head
-                head[fs[f].c] = f;
-                auto rem = left_over(f);
-                take(f, rem);
-            }
-            bool finished = false;
-            for (int c = 0; c < nc; ++c)
-                if (head[c] >= 0 && rate[head[c]] > 0 && fs[head[c]].left <= 1e-9 * rate[head[c]]) {
-                    fs[head[c]].done = t;
-                    rate[head[c]] = 0;
-                    next_head(c, t);
-                    finished = true;
-                }
-            if (finished) {
-                std::vector<int> order;
-                for (int f = 0; f < nf; ++f)
-                    if (head[fs[f].c] == f)
-                        order.push_back(f);
-                std::vector<double> rem(cap);
-                for (int f : order)
-                    take(f, rem);
-            }
-        }
+        reference_in_order(cap, usage, fs);
         for (int f = 0; f < nf; ++f) {
             ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
             EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
         }
     }
+}
+
+namespace {
+// Random flows (nf, over the classes of `usage`, joins spread over 500 ns) through the component-wise
+// solver, advanced in steps of 37 ns to look at its components between, against the direct
+// simulation; what the solver's resources did (sides changed, components) added to `seen`.
+struct SidesSeen {
+    uint64_t promotions = 0, demotions = 0;
+    size_t most_components = 0;
+};
+void flows_against_direct_simulation(FlowSolver& s, const std::vector<double>& cap,
+                                     const std::vector<std::vector<Usage>>& usage,
+                                     const std::vector<std::vector<bool>>& header, int nf,
+                                     nctlm::test::XorShift64& rng, int trial, SidesSeen& seen) {
+    const int nc = int(usage.size());
+    std::vector<RefFlow> fs;
+    for (int f = 0; f < nf; ++f) {
+        fs.push_back({int(rng() % nc), double(rng() % 2000), 1 + double(rng() % 500)});
+        s.add_flow(uint32_t(fs.back().c), fs.back().left, fs.back().join, uint64_t(f));
+    }
+    std::map<uint64_t, double> done;
+    for (double t = 0; s.next_event() < kNever; t += 37) {
+        s.advance(t, [&](uint64_t tag, double at) { done[tag] = at; });
+        seen.most_components = std::max(seen.most_components, s.components());
+    }
+    reference_in_order(cap, usage, fs, header);
+    for (int f = 0; f < nf; ++f) {
+        ASSERT_GE(fs[f].done, 0) << "trial " << trial << " flow " << f;
+        EXPECT_NEAR(done[uint64_t(f)], fs[f].done, 1e-6 * (1 + fs[f].done)) << "trial " << trial << " flow " << f;
+    }
+    seen.promotions += s.promotions();
+    seen.demotions += s.demotions();
+}
+
+// Sizes of a DMA-like set: pseudo-channels (small, the first npc resources), groups' data paths
+// (large, the next ngroup), classes and flows.
+struct DmaLikeSet {
+    int npc, ngroup, nc, nf;
+    std::vector<double> cap;
+};
+DmaLikeSet dma_like_set(nctlm::test::XorShift64& rng) {
+    DmaLikeSet d;
+    d.npc = 2 + int(rng() % 12);
+    d.ngroup = 1 + int(rng() % 4);
+    d.nc = 2 + int(rng() % 20);
+    d.nf = 20 + int(rng() % 300);
+    for (int r = 0; r < d.npc; ++r)
+        d.cap.push_back(1 + double(rng() % 100) / 20);
+    for (int g = 0; g < d.ngroup; ++g)
+        d.cap.push_back(2 + double(rng() % 400) / 20);
+    return d;
+}
+} // namespace
+
+// The component-wise solve (models/flow/flow_solver.h: only binding resources couple classes; a
+// change re-solves its component; resources change sides as they fill and empty) against the same
+// direct simulation, on flow sets shaped like DMA traffic: each class crosses one small resource
+// (a pseudo-channel) and a large one shared by its group (a data path, a link) that fills only when
+// several of the group's classes move at once. The sets make resources change sides: that must
+// happen (promotions and demotions counted) and change no finish time.
+TEST(FlowSolverInOrder, ComponentSolveEqualsTheWholeDirectSimulation) {
+    nctlm::test::XorShift64 rng{77};
+    SidesSeen seen;
+    for (int trial = 0; trial < 100; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const DmaLikeSet set = dma_like_set(rng);
+        const int npc = set.npc, ngroup = set.ngroup, nc = set.nc, nf = set.nf;
+        std::vector<double> cap = set.cap;
+        for (double c : cap)
+            s.add_resource(c);
+        std::vector<std::vector<Usage>> usage(nc);
+        for (int c = 0; c < nc; ++c) {
+            usage[c].push_back({uint32_t(rng() % npc), 0.5 + double(rng() % 100) / 100});
+            if (rng() % 4 == 0) {  // some classes spread over two
+                const uint32_t other = uint32_t(rng() % npc);
+                if (other != usage[c][0].resource)
+                    usage[c].push_back({other, 0.5 + double(rng() % 100) / 100});
+            }
+            usage[c].push_back({uint32_t(npc + int(rng() % ngroup)), 1});
+            s.add_class(usage[c]);
+        }
+        flows_against_direct_simulation(s, cap, usage, {}, nf, rng, trial, seen);
+    }
+    EXPECT_GT(seen.promotions, 100u);
+    EXPECT_GT(seen.demotions, 10u);
+    EXPECT_GT(seen.most_components, 3u);
+}
+
+// Header usage under the component-wise solve: a resource marked as header usage is binding for
+// good, its component reserves and tops up over its own heads, and a join while a marked head moves
+// is sorted in at once. Against the direct simulation with header usage, on DMA-like sets where
+// some classes also cross two link directions (data and header on one, headers only, marked, on
+// the other), and the rest stay in components of their own that resources join and leave.
+TEST(FlowSolverInOrder, ComponentSolveWithHeaderUsageEqualsTheWholeDirectSimulation) {
+    nctlm::test::XorShift64 rng{4242};
+    SidesSeen seen;
+    for (int trial = 0; trial < 100; ++trial) {
+        FlowSolver s(Sharing::InOrder);
+        const DmaLikeSet set = dma_like_set(rng);
+        const int npc = set.npc, ngroup = set.ngroup, nc = set.nc, nf = set.nf;
+        std::vector<double> cap = set.cap;
+        const uint32_t link = uint32_t(cap.size());
+        cap.push_back(1 + double(rng() % 200) / 20);
+        cap.push_back(1 + double(rng() % 200) / 20);
+        for (double c : cap)
+            s.add_resource(c);
+        std::vector<std::vector<Usage>> usage(nc);
+        std::vector<std::vector<bool>> header(nc);
+        for (int c = 0; c < nc; ++c) {
+            usage[c].push_back({uint32_t(rng() % npc), 0.5 + double(rng() % 100) / 100});
+            usage[c].push_back({uint32_t(npc + int(rng() % ngroup)), 1});
+            header[c].assign(2, false);
+            if (rng() % 3 == 0) {  // over the links: data (and headers) one way, headers only the other
+                const uint32_t d = uint32_t(rng() % 2);
+                const double h = 0.01 + double(rng() % 20) / 100;
+                usage[c].push_back({link + d, 1 + h});
+                usage[c].push_back({link + 1 - d, h});
+                header[c].push_back(false);
+                header[c].push_back(rng() % 4 != 0);  // some unmarked: the mark, not the weight, decides
+            }
+            const uint32_t cls = s.add_class(usage[c]);
+            for (size_t k = 0; k < usage[c].size(); ++k)
+                if (header[c][k])
+                    s.set_header_usage(cls, usage[c][k].resource);
+        }
+        flows_against_direct_simulation(s, cap, usage, header, nf, rng, trial, seen);
+    }
+    EXPECT_GT(seen.promotions, 100u);
+    EXPECT_GT(seen.demotions, 10u);
+    EXPECT_GT(seen.most_components, 3u);
 }
 
 // ---- in order with header usage (a NeuronLink direction: one chip's write data, the other's acks)
